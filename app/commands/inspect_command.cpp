@@ -1,0 +1,108 @@
+// sluice inspect [--stats] [--json] FILE...: what is inside .npy and .npz files.
+#include "commands/commands.h"
+
+#include "cli/cli_support.h"
+#include "io/array_report.h"
+
+#include <cstdio>
+#include <string>
+
+namespace sluice::commands {
+namespace {
+
+std::string shapeText(const nlohmann::json &shape)
+{
+    std::string s = "(";
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        s += (i ? ", " : "") + std::to_string(shape[i].get<std::uint64_t>());
+    return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+std::string valueText(const nlohmann::json &v)
+{
+    if (v.is_null())
+        return "-";
+    if (v.is_string())
+        return v.get<std::string>();
+    if (v.is_number_float()) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.6g", v.get<double>());
+        return buf;
+    }
+    return v.dump();
+}
+
+void printArray(const nlohmann::json &a, const char *indent)
+{
+    std::printf("%sformat         .npy %s\n", indent, a["format_version"].get<std::string>().c_str());
+    std::printf("%sdtype          %s\n", indent, a["dtype"].get<std::string>().c_str());
+    std::printf("%sshape          %s\n", indent, shapeText(a["shape"]).c_str());
+    std::printf("%sfortran_order  %s\n", indent, a["fortran_order"].get<bool>() ? "True" : "False");
+    std::printf("%ssize           %s bytes (%s)\n", indent, std::to_string(a["nbytes"].get<std::uint64_t>()).c_str(),
+                cli::humanBytes(a["nbytes"].get<double>()).c_str());
+    std::printf("%sstorage        %s%s\n", indent, a["storage"].get<std::string>().c_str(),
+                a.contains("compressed") ? (a["compressed"].get<bool>() ? " (deflated member)" : " (stored member)") : "");
+    if (a.contains("stats")) {
+        const auto &s = a["stats"];
+        std::printf("%smin %s  max %s  sum %s  mean %s  nan_count %s\n", indent, valueText(s["min"]).c_str(),
+                    valueText(s["max"]).c_str(), valueText(s["sum"]).c_str(), valueText(s["mean"]).c_str(),
+                    valueText(s["nan_count"]).c_str());
+    }
+}
+
+void printText(const nlohmann::json &j)
+{
+    std::printf("%s\n", j["file"].get<std::string>().c_str());
+    if (j["format"] == "npy") {
+        printArray(j, "  ");
+        return;
+    }
+    std::printf("  .npz archive, %zu arrays, %s\n", j["arrays"].size(), cli::humanBytes(j["nbytes"].get<double>()).c_str());
+    for (const auto &[name, a] : j["arrays"].items()) {
+        std::printf("  %s\n", name.c_str());
+        printArray(a, "    ");
+    }
+}
+
+} // namespace
+
+int inspect(const QStringList &arguments)
+{
+    QCommandLineParser parser;
+    parser.setApplicationDescription("What is inside .npy and .npz files: format version, dtype, shape, order, size;\n"
+                                     "with --stats, min, max, sum, mean and NaN count from one parallel pass.");
+    const QCommandLineOption stats("stats", "Compute min, max, sum, mean (float64, NaNs excluded) and nan_count.");
+    const QCommandLineOption json("json", "Print one JSON object per file.");
+    const QCommandLineOption threads("threads", "Threads for --stats (default: all cores).", "N", "0");
+    parser.addOptions({stats, json, threads});
+    parser.addPositionalArgument("FILE", "A .npy or .npz file.", "FILE...");
+    if (auto exit = cli::parseOrExit(parser, arguments))
+        return *exit;
+    const QStringList files = parser.positionalArguments();
+    if (files.isEmpty()) {
+        cli::printError("inspect", "no FILE given (try 'sluice inspect --help')");
+        return cli::BadInput;
+    }
+    const auto threadCount = cli::parseCount("threads", parser.value(threads));
+    if (!threadCount)
+        return cli::BadInput;
+
+    InspectOptions options{parser.isSet(stats), int(*threadCount)};
+    int exitCode = cli::Success;
+    for (const QString &file : files) {
+        auto report = inspectFile(file.toStdString(), options);
+        if (!report) {
+            cli::printError(report.error()); // and go on: every other file is still reported
+            exitCode = cli::BadInput;
+            continue;
+        }
+        if (parser.isSet(json))
+            std::printf("%s\n", report->dump().c_str());
+        else
+            printText(*report);
+        std::fflush(stdout);
+    }
+    return exitCode;
+}
+
+} // namespace sluice::commands

@@ -1,0 +1,79 @@
+// The `sluice` executable: picks a headless command or (in a later release) the workbench
+// before anything else is built, so that commands never need a display.
+#include "cli/cli_support.h"
+#include "commands/commands.h"
+#include "train/device_query.h"
+
+#include <QCoreApplication>
+
+#include <cstdio>
+#include <map>
+
+namespace {
+
+using Command = int (*)(const QStringList &);
+
+const std::map<QString, Command> &commandTable()
+{
+    static const std::map<QString, Command> table{
+        {"inspect", sluice::commands::inspect},
+        {"gen", sluice::commands::gen},
+        {"bench", sluice::commands::bench},
+    };
+    return table;
+}
+
+void printUsage()
+{
+    std::fputs("Sluice " SLUICE_VERSION " - a workbench for machine-learning input pipelines and data-parallel training\n"
+               "\n"
+               "Usage:\n"
+               "  sluice inspect [--stats] [--json] FILE...   what is inside .npy / .npz files\n"
+               "  sluice gen KIND --out DIR --rows N ...      synthetic datasets of any size, streamed to disk\n"
+               "  sluice bench read FILE [options]            batch-gather throughput against memcpy\n"
+               "  sluice --version                            version, build options and GPUs found\n"
+               "\n"
+               "Run 'sluice COMMAND --help' for a command's options.\n",
+               stdout);
+}
+
+void printVersion()
+{
+    const sluice::DeviceQuery q = sluice::queryGpuDevices();
+    std::printf("sluice %s\n", SLUICE_VERSION);
+    std::printf("CUDA: %s", q.builtWithCuda ? "built in" : "not built");
+    if (q.builtWithCuda)
+        std::printf(" (runtime %d.%d)", q.runtimeVersion / 1000, q.runtimeVersion % 1000 / 10);
+    std::printf("\nMPI: %s\n", SLUICE_MPI_TEXT);
+    for (const auto &d : q.devices)
+        std::printf("GPU %d: %s, compute %d.%d, %.1f GiB\n", d.index, d.name.c_str(), d.computeMajor, d.computeMinor,
+                    double(d.memoryBytes) / (1u << 30));
+    if (q.devices.empty())
+        std::printf("GPUs: none (%s)\n", q.reason.c_str());
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName("sluice");
+    QCoreApplication::setApplicationVersion(SLUICE_VERSION);
+    QStringList args = QCoreApplication::arguments();
+    args.removeFirst();
+
+    if (args.isEmpty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+        printUsage();
+        return sluice::cli::Success;
+    }
+    if (args[0] == "--version" || args[0] == "-v") {
+        printVersion();
+        return sluice::cli::Success;
+    }
+    const auto it = commandTable().find(args[0]);
+    if (it == commandTable().end()) {
+        sluice::cli::printError(args[0].toStdString(), "unknown command (known: inspect, gen, bench; see 'sluice --help')");
+        return sluice::cli::BadInput;
+    }
+    return it->second(args);
+}

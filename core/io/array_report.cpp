@@ -1,0 +1,106 @@
+#include "io/array_report.h"
+
+#include "io/array_stats.h"
+#include "io/npy_file.h"
+#include "io/npz_file.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+namespace sluice {
+namespace {
+
+nlohmann::json extremeJson(const ArrayStats::Extreme &e)
+{
+    if (const auto *d = std::get_if<double>(&e))
+        return std::isfinite(*d) ? nlohmann::json(*d) : nlohmann::json(std::isnan(*d) ? "nan" : (*d > 0 ? "inf" : "-inf"));
+    if (const auto *i = std::get_if<std::int64_t>(&e))
+        return *i;
+    if (const auto *u = std::get_if<std::uint64_t>(&e))
+        return *u;
+    return nullptr;
+}
+
+// JSON has no infinities: they are written as strings, as numpy's repr spells them.
+nlohmann::json numberJson(double v)
+{
+    if (std::isfinite(v))
+        return v;
+    return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
+}
+
+// Reads the first bytes of `path` to tell .npy from .zip; empty when unreadable.
+std::string sniff(const std::string &path)
+{
+    std::FILE *f = std::fopen(path.c_str(), "rb");
+    if (!f)
+        return {};
+    char head[6] = {};
+    const std::size_t n = std::fread(head, 1, sizeof head, f);
+    std::fclose(f);
+    if (n >= 6 && std::memcmp(head, "\x93NUMPY", 6) == 0)
+        return "npy";
+    if (n >= 4 && std::memcmp(head, "PK", 2) == 0)
+        return "npz";
+    return {};
+}
+
+} // namespace
+
+nlohmann::json describeArray(const NdArray &array, const InspectOptions &options)
+{
+    nlohmann::json j;
+    j["format_version"] = array.header().versionString();
+    j["dtype"] = array.descr().str();
+    j["shape"] = array.shape();
+    j["fortran_order"] = array.header().fortranOrder;
+    j["nbytes"] = array.nbytes();
+    j["storage"] = storageName(array.storage());
+    if (options.stats) {
+        const ArrayStats s = computeStats(array, options.threads);
+        j["stats"] = {
+            {"min", extremeJson(s.min)},
+            {"max", extremeJson(s.max)},
+            {"sum", numberJson(s.sum)},
+            {"mean", s.mean ? numberJson(*s.mean) : nlohmann::json(nullptr)},
+            {"nan_count", s.nanCount},
+        };
+    }
+    return j;
+}
+
+Result<nlohmann::json> inspectFile(const std::string &path, const InspectOptions &options)
+{
+    std::string format = sniff(path);
+    if (format.empty()) {
+        // Let the readers produce the precise reason (missing file, empty, wrong magic).
+        format = path.ends_with(".npz") ? "npz" : "npy";
+    }
+    if (format == "npy") {
+        auto array = openNpy(path);
+        if (!array)
+            return array.error();
+        nlohmann::json j{{"file", path}, {"format", "npy"}};
+        j.update(describeArray(*array, options));
+        return j;
+    }
+    auto npz = NpzFile::open(path);
+    if (!npz)
+        return npz.error();
+    nlohmann::json arrays = nlohmann::json::object();
+    for (const auto &member : npz->members()) {
+        auto array = npz->load(member);
+        if (!array)
+            return array.error();
+        if (options.stats)
+            if (auto verified = npz->verify(member); !verified)
+                return verified.error();
+        nlohmann::json m = describeArray(*array, options);
+        m["compressed"] = member.compressed();
+        arrays[member.name] = std::move(m);
+    }
+    return nlohmann::json{{"file", path}, {"format", "npz"}, {"nbytes", npz->size()}, {"arrays", std::move(arrays)}};
+}
+
+} // namespace sluice

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs every Debian package Sluice needs to build, run, test and benchmark.
+# Safe to run repeatedly: it only calls apt-get when something is missing.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
+  # core
+  libtbb-dev nlohmann-json3-dev zlib1g-dev libopenblas-dev libopenmpi-dev openmpi-bin
+  # GUI
+  qt6-base-dev qt6-base-dev-tools libqt6svg6-dev libqcustomplot-dev libgl-dev
+  # tests and benchmarks: an X server for GUI tests, numpy to write reference files,
+  # numpy and PyTorch as the peers the benchmarks compare with
+  xvfb xauth python3 python3-numpy python3-torch
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "sluice setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
