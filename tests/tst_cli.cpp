@@ -1,0 +1,186 @@
+// The `sluice` executable as users run it: inspect (text and --json), gen, bench read,
+// and exit codes / messages for bad input (2) as blueprint decision 9 fixes them.
+#include "support/test_support.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QDir>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using sluice::test::fixture;
+using sluice::test::runSluice;
+
+namespace {
+
+QString fx(const char *name) { return QString::fromStdString(fixture(name)); }
+
+std::vector<nlohmann::json> jsonLines(const QString &out)
+{
+    std::vector<nlohmann::json> lines;
+    for (const QString &line : out.split('\n', Qt::SkipEmptyParts))
+        lines.push_back(nlohmann::json::parse(line.toStdString()));
+    return lines;
+}
+
+} // namespace
+
+class TestCli : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void inspectJsonHasNumpysKeys()
+    {
+        const auto r = runSluice({"inspect", "--json", "--stats", fx("nan_f4.npy"), fx("float64_be.npy")});
+        QCOMPARE(r.exitCode, 0);
+        const auto lines = jsonLines(r.out);
+        QCOMPARE(lines.size(), std::size_t(2));
+        const auto &a = lines[0];
+        QCOMPARE(a["dtype"], "<f4");
+        QCOMPARE(a["shape"], nlohmann::json::array({2, 3}));
+        QCOMPARE(a["fortran_order"], false);
+        QCOMPARE(a["format_version"], "1.0");
+        QCOMPARE(a["nbytes"], 24);
+        QCOMPARE(a["stats"]["nan_count"], 2);
+        QCOMPARE(a["stats"]["min"], -2.5);
+        QCOMPARE(a["stats"]["max"], "inf"); // numpy: np.nanmax gives inf
+        QCOMPARE(a["stats"]["sum"], "inf");
+        for (const char *key : {"min", "max", "sum", "mean", "nan_count"})
+            QVERIFY2(a["stats"].contains(key), key);
+        QCOMPARE(lines[1]["dtype"], ">f8");
+    }
+
+    void inspectNpzListsArraysByName()
+    {
+        const auto r = runSluice({"inspect", "--json", fx("deflated.npz")});
+        QCOMPARE(r.exitCode, 0);
+        const auto j = jsonLines(r.out).at(0);
+        QCOMPARE(j["format"], "npz");
+        QCOMPARE(j["arrays"].size(), std::size_t(3));
+        QCOMPARE(j["arrays"]["features"]["shape"], nlohmann::json::array({6, 4}));
+        QCOMPARE(j["arrays"]["weights"]["fortran_order"], true);
+        QCOMPARE(j["arrays"]["labels"]["dtype"], "<i8");
+        QCOMPARE(j["arrays"]["labels"]["storage"], "inflated");
+    }
+
+    void inspectTextIsReadable()
+    {
+        const auto r = runSluice({"inspect", "--stats", fx("int16_v3.npy")});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.out.contains("format         .npy 3.0"));
+        QVERIFY(r.out.contains("dtype          <i2"));
+        QVERIFY(r.out.contains("shape          (3, 4)"));
+        QVERIFY(r.out.contains("max 11"));
+    }
+
+    void badFilesAreReportedAndOthersStillInspected()
+    {
+        QTemporaryDir dir;
+        const QString empty = dir.filePath("empty.npy");
+        sluice::test::writeFile(empty.toStdString(), "");
+        const QString missing = dir.filePath("missing.npy");
+        const auto r = runSluice({"inspect", "--json", empty, fx("object.npy"), fx("uint8_na.npy"), missing});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("sluice: " + empty + ": file is empty"), qPrintable(r.err));
+        QVERIFY(r.err.contains("sluice: " + fx("object.npy") + ": object dtype"));
+        QVERIFY(r.err.contains("sluice: " + missing + ": no such file"));
+        const auto lines = jsonLines(r.out);
+        QCOMPARE(lines.size(), std::size_t(1)); // the good file is still reported
+        QCOMPARE(lines[0]["dtype"], "|u1");
+    }
+
+    void genWritesADatasetThatInspectReads()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath("data");
+        auto r = runSluice({"gen", "classification", "--out", out, "--rows", "1000", "--feature", "image:8x8:uint8",
+                            "--feature", "x:4", "--target", "label:3", "--seed", "5"});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.out.contains("wrote 1000 rows"));
+        r = runSluice({"inspect", "--json", "--stats", out + "/image.npy", out + "/label.npy"});
+        QCOMPARE(r.exitCode, 0);
+        const auto lines = jsonLines(r.out);
+        QCOMPARE(lines[0]["shape"], nlohmann::json::array({1000, 8, 8}));
+        QCOMPARE(lines[0]["dtype"], "|u1");
+        QCOMPARE(lines[1]["dtype"], "<i8");
+        QVERIFY(lines[1]["stats"]["max"].get<int>() <= 2);
+    }
+
+    void genSizeOption()
+    {
+        QTemporaryDir dir;
+        const auto r = runSluice({"gen", "regression", "--out", dir.path(), "--size", "1M", "--feature", "x:256", "--target", "y:1"});
+        QCOMPARE(r.exitCode, 0);
+        // 1 MiB / (256*4 + 4) bytes per row
+        QVERIFY2(r.out.contains("wrote 1020 rows"), qPrintable(r.out));
+    }
+
+    void benchReadReportsAgainstMemcpy()
+    {
+        QTemporaryDir dir;
+        QCOMPARE(runSluice({"gen", "regression", "--out", dir.path(), "--rows", "20000", "--feature", "x:64"}).exitCode, 0);
+        for (const char *order : {"sequential", "shuffled"}) {
+            const auto r = runSluice({"bench", "read", dir.filePath("x.npy"), "--order", order, "--batch", "128",
+                                      "--threads", "2", "--passes", "2", "--verify", "--json"});
+            QCOMPARE(r.exitCode, 0);
+            const auto j = jsonLines(r.out).at(0);
+            for (const char *key : {"samples_per_s", "bytes_per_s", "memcpy_bytes_per_s"})
+                QVERIFY2(j[key].get<double>() > 0, key);
+            QCOMPARE(j["samples"], 40000);
+            QCOMPARE(j["order"], order);
+        }
+        // Same rows in both orders: the same order-independent checksum.
+        const auto s = jsonLines(runSluice({"bench", "read", dir.filePath("x.npy"), "--passes", "1", "--verify", "--json"}).out).at(0);
+        const auto h = jsonLines(runSluice({"bench", "read", dir.filePath("x.npy"), "--order", "shuffled", "--passes", "1", "--verify", "--json"}).out).at(0);
+        QCOMPARE(s["checksum"], h["checksum"]);
+    }
+
+    void badArgumentsExitWithTwo_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("unknown command") << QStringList{"frobnicate"} << "sluice: frobnicate: unknown command";
+        QTest::newRow("inspect nothing") << QStringList{"inspect"} << "no FILE given";
+        QTest::newRow("unknown option") << QStringList{"inspect", "--bogus", "x.npy"} << "Unknown option 'bogus'";
+        QTest::newRow("bench order") << QStringList{"bench", "read", fx("float32_le.npy"), "--order", "sideways"} << "sluice: --order: 'sideways'";
+        QTest::newRow("bench batch") << QStringList{"bench", "read", fx("float32_le.npy"), "--batch", "0"} << "sluice: --batch:";
+        QTest::newRow("bench seconds") << QStringList{"bench", "read", fx("float32_le.npy"), "--seconds", "-1"} << "sluice: --seconds:";
+        QTest::newRow("bench missing file") << QStringList{"bench", "read", "nope.npy"} << "sluice: nope.npy: no such file";
+        QTest::newRow("bench no rows") << QStringList{"bench", "read", fx("scalar_f8.npy")} << "no rows to read";
+        QTest::newRow("bench what") << QStringList{"bench", "write", "x"} << "usage: sluice bench read FILE";
+        QTest::newRow("gen kind") << QStringList{"gen", "clustering", "--out", "x", "--rows", "5"} << "KIND must be";
+        QTest::newRow("gen rows") << QStringList{"gen", "regression", "--out", "x", "--rows", "many"} << "sluice: --rows:";
+        QTest::newRow("gen size") << QStringList{"gen", "regression", "--out", "x", "--size", "lots"} << "sluice: --size:";
+        QTest::newRow("gen dtype") << QStringList{"gen", "regression", "--out", "x", "--rows", "5", "--feature", "a:3:float128"} << "unknown dtype 'float128'";
+        QTest::newRow("gen shape") << QStringList{"gen", "regression", "--out", "x", "--rows", "5", "--feature", "a:3x0"} << "is not like 256";
+        QTest::newRow("gen classes") << QStringList{"gen", "classification", "--out", "x", "--rows", "5", "--target", "l:1"} << "at least 2 classes";
+        QTest::newRow("gen no out") << QStringList{"gen", "regression", "--rows", "5"} << "--out DIR is required";
+    }
+    void badArgumentsExitWithTwo()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        QTemporaryDir dir;
+        const auto r = runSluice(args, dir.path());
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+        QVERIFY(!QDir(dir.path()).exists("x")); // nothing written on bad input
+    }
+
+    void helpAndVersion()
+    {
+        auto r = runSluice({"--help"});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.out.contains("sluice inspect"));
+        r = runSluice({"inspect", "--help"});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.out.contains("--stats"));
+        r = runSluice({"--version"});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.out.contains("CUDA:"));
+        QVERIFY(r.out.contains("GPU")); // a GPU line or the reason there is none
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"
