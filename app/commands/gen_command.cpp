@@ -5,10 +5,17 @@
 #include "cli/progress_bar.h"
 #include "io/synthetic_dataset.h"
 
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 
 namespace sluice::commands {
 namespace {
+
+// Ctrl-C while writing: stop between chunks so the writers remove their temporary files
+// instead of leaving half a dataset behind.
+std::atomic<bool> g_interrupted{false};
+extern "C" void onInterrupt(int) { g_interrupted = true; }
 
 // "NAME:SHAPE[:DTYPE]" with SHAPE "256", "28x28" or "1"; "scalar" or "" for one value per row.
 std::optional<SyntheticColumn> parseColumn(const QString &option, const QString &text, DType defaultType, int *classes)
@@ -144,9 +151,17 @@ int gen(const QStringList &arguments)
     const std::uint64_t bytes = totalBytes(spec);
     cli::ProgressBar bar("gen " + folder, bytes);
     const std::uint64_t bytesPerRow = bytes / spec.rows;
-    const Status written = writeSyntheticDataset(spec, folder, int(*threadCount),
-                                                 [&](std::uint64_t done) { bar.update(done * bytesPerRow); });
+    auto previousInt = std::signal(SIGINT, onInterrupt);
+    auto previousTerm = std::signal(SIGTERM, onInterrupt);
+    const Status written = writeSyntheticDataset(
+        spec, folder, int(*threadCount), [&](std::uint64_t done) { bar.update(done * bytesPerRow); }, &g_interrupted);
+    std::signal(SIGINT, previousInt);
+    std::signal(SIGTERM, previousTerm);
     bar.finish();
+    if (g_interrupted) {
+        cli::printError(folder, "interrupted; no files were written");
+        return cli::RunFailed;
+    }
     if (!written) {
         cli::printError(written.error());
         return cli::RunFailed;

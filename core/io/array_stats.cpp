@@ -17,16 +17,6 @@ namespace {
 constexpr std::uint64_t kChunkElements = 1u << 16;
 constexpr std::uint64_t kWindowBytes = 64u << 20;
 
-template <typename T>
-T load(const std::byte *p, bool swap)
-{
-    unsigned char raw[sizeof(T)];
-    std::memcpy(raw, p, sizeof(T));
-    if (swap)
-        std::reverse(raw, raw + sizeof(T));
-    return std::bit_cast<T>(raw);
-}
-
 // Partial result over a range of elements, in the element's own domain (A: the type the
 // extremes are kept in).
 template <typename A>
@@ -56,11 +46,11 @@ Partial<A> scan(const std::byte *p, std::uint64_t begin, std::uint64_t end)
     for (std::uint64_t i = begin; i < end; ++i) {
         A v;
         if constexpr (std::is_same_v<T, Float16>)
-            v = float(Float16{load<std::uint16_t>(p + i * 2, Swap)});
+            v = float(Float16{loadElement<std::uint16_t>(p + i * 2, Swap)});
         else if constexpr (std::is_same_v<T, bool>)
             v = std::to_integer<unsigned>(p[i]) != 0;
         else
-            v = A(load<T>(p + i * sizeof(T), Swap));
+            v = A(loadElement<T>(p + i * sizeof(T), Swap));
         if constexpr (std::is_floating_point_v<A>) {
             if (std::isnan(v)) {
                 ++r.nan;

@@ -128,34 +128,22 @@ void byteSwapInPlace(void *data, std::size_t count, std::size_t size)
         std::reverse(p, p + size);
 }
 
-namespace {
-template <typename T>
-T loadAs(const std::byte *p, bool swap)
-{
-    unsigned char raw[sizeof(T)];
-    std::memcpy(raw, p, sizeof(T));
-    if (swap)
-        std::reverse(raw, raw + sizeof(T));
-    return std::bit_cast<T>(raw);
-}
-} // namespace
-
 double loadAsDouble(const std::byte *p, TypeDescr d)
 {
     const bool swap = !d.isNativeOrder();
     switch (d.type) {
     case DType::Bool: return std::to_integer<unsigned>(*p) != 0 ? 1.0 : 0.0;
-    case DType::Int8: return double(loadAs<std::int8_t>(p, false));
-    case DType::Int16: return double(loadAs<std::int16_t>(p, swap));
-    case DType::Int32: return double(loadAs<std::int32_t>(p, swap));
-    case DType::Int64: return double(loadAs<std::int64_t>(p, swap));
-    case DType::UInt8: return double(loadAs<std::uint8_t>(p, false));
-    case DType::UInt16: return double(loadAs<std::uint16_t>(p, swap));
-    case DType::UInt32: return double(loadAs<std::uint32_t>(p, swap));
-    case DType::UInt64: return double(loadAs<std::uint64_t>(p, swap));
-    case DType::Float16: return double(float(Float16{loadAs<std::uint16_t>(p, swap)}));
-    case DType::Float32: return double(loadAs<float>(p, swap));
-    case DType::Float64: return loadAs<double>(p, swap);
+    case DType::Int8: return double(loadElement<std::int8_t>(p, false));
+    case DType::Int16: return double(loadElement<std::int16_t>(p, swap));
+    case DType::Int32: return double(loadElement<std::int32_t>(p, swap));
+    case DType::Int64: return double(loadElement<std::int64_t>(p, swap));
+    case DType::UInt8: return double(loadElement<std::uint8_t>(p, false));
+    case DType::UInt16: return double(loadElement<std::uint16_t>(p, swap));
+    case DType::UInt32: return double(loadElement<std::uint32_t>(p, swap));
+    case DType::UInt64: return double(loadElement<std::uint64_t>(p, swap));
+    case DType::Float16: return double(float(Float16{loadElement<std::uint16_t>(p, swap)}));
+    case DType::Float32: return double(loadElement<float>(p, swap));
+    case DType::Float64: return loadElement<double>(p, swap);
     }
     return 0.0;
 }

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace sluice {
 
@@ -69,6 +70,19 @@ template <> struct DTypeOf<double> { static constexpr DType value = DType::Float
 
 // Reverses the bytes of each of `count` elements of `size` bytes, in place.
 void byteSwapInPlace(void *data, std::size_t count, std::size_t size);
+
+// Reads one T at `p`, at any alignment, reversing its bytes when `swap` (the file's byte
+// order is not this machine's). memcpy keeps the read free of alignment and aliasing UB.
+template <typename T>
+T loadElement(const std::byte *p, bool swap)
+{
+    unsigned char raw[sizeof(T)];
+    std::memcpy(raw, p, sizeof(T));
+    if (swap)
+        for (std::size_t i = 0; i < sizeof(T) / 2; ++i)
+            std::swap(raw[i], raw[sizeof(T) - 1 - i]);
+    return std::bit_cast<T>(raw);
+}
 
 // Reads one element at `p` (any alignment, any byte order) as double: the common currency
 // of statistics and of the CLI's printing.
