@@ -7,6 +7,8 @@
 #include <QCoreApplication>
 
 #include <cstdio>
+#include <exception>
+#include <new>
 #include <map>
 
 namespace {
@@ -75,5 +77,12 @@ int main(int argc, char **argv)
         sluice::cli::printError(args[0].toStdString(), "unknown command (known: inspect, gen, bench; see 'sluice --help')");
         return sluice::cli::BadInput;
     }
-    return it->second(args);
+    try {
+        return it->second(args);
+    } catch (const std::bad_alloc &) {
+        sluice::cli::printError(args[0].toStdString(), "out of memory");
+    } catch (const std::exception &e) {
+        sluice::cli::printError(args[0].toStdString(), std::string("internal error: ") + e.what());
+    }
+    return sluice::cli::RunFailed;
 }

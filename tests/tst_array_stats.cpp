@@ -67,6 +67,19 @@ private Q_SLOTS:
         QCOMPARE(std::get<std::uint64_t>(computeStats(*u).max), std::numeric_limits<std::uint64_t>::max());
     }
 
+    void infinitiesAreExtremes()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("inf.npy").toStdString();
+        auto w = NpyWriter::create(path, {DType::Float64, nativeByteOrder()}, {});
+        const std::vector<double> values{INFINITY, INFINITY};
+        QVERIFY(w->appendRows(std::span<const double>(values)).ok());
+        QVERIFY(w->finish().ok());
+        const ArrayStats s = computeStats(*openNpy(path));
+        QCOMPARE(std::get<double>(s.min), double(INFINITY)); // numpy: np.nanmin([inf, inf]) == inf
+        QCOMPARE(std::get<double>(s.max), double(INFINITY));
+    }
+
     void sameResultOnOneOrTwoThreads()
     {
         // Large enough for several chunks and windows; values chosen so summation order matters.

@@ -154,6 +154,7 @@ private Q_SLOTS:
         QTest::newRow("gen dtype") << QStringList{"gen", "regression", "--out", "x", "--rows", "5", "--feature", "a:3:float128"} << "unknown dtype 'float128'";
         QTest::newRow("gen shape") << QStringList{"gen", "regression", "--out", "x", "--rows", "5", "--feature", "a:3x0"} << "is not like 256";
         QTest::newRow("gen classes") << QStringList{"gen", "classification", "--out", "x", "--rows", "5", "--target", "l:1"} << "at least 2 classes";
+        QTest::newRow("gen classes fit") << QStringList{"gen", "classification", "--out", "x", "--rows", "5", "--target", "l:300:int8"} << "300 classes do not fit in int8";
         QTest::newRow("gen no out") << QStringList{"gen", "regression", "--rows", "5"} << "--out DIR is required";
     }
     void badArgumentsExitWithTwo()

@@ -7,6 +7,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cstring>
+
 using namespace sluice;
 using sluice::test::fixture;
 using sluice::test::manifest;
@@ -185,6 +187,32 @@ private Q_SLOTS:
         const Status s = npz->verify(*npz->find("labels"));
         QVERIFY(!s.ok()); // …verify does
         QVERIFY(QString::fromStdString(s.error().reason).contains("CRC-32 mismatch"));
+    }
+
+    void declaredSizeLargerThanTheDataIsAnErrorNotAnAllocation()
+    {
+        // A deflated member whose directory entry claims 1000× its compressed size: the reader
+        // must report the mismatch after inflating what is really there.
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("liar.npz").toStdString();
+        auto w = NpzWriter::create(path, NpzWriter::Compression::Deflated);
+        const std::vector<float> x(1000, 1.0f);
+        const std::vector<std::uint64_t> shape{1000};
+        QVERIFY(w->add("x", {DType::Float32, nativeByteOrder()}, shape, std::as_bytes(std::span(x))).ok());
+        QVERIFY(w->finish().ok());
+        std::string bytes = test::readFile(path);
+        const std::size_t central = bytes.rfind(std::string("PK\x01\x02", 4));
+        QVERIFY(central != std::string::npos);
+        std::uint32_t compressed = 0;
+        std::memcpy(&compressed, bytes.data() + central + 20, 4);
+        const std::uint32_t claimed = compressed * 1000;
+        std::memcpy(bytes.data() + central + 24, &claimed, 4); // uncompressed size
+        test::writeFile(path, bytes);
+        auto npz = NpzFile::open(path);
+        QVERIFY(npz.ok());
+        auto a = npz->load("x");
+        QVERIFY(!a.ok());
+        QVERIFY2(QString::fromStdString(a.error().reason).contains(QString("directory says %1").arg(claimed)), a.error().reason.c_str());
     }
 
     void damagedLocalHeaderOffset()

@@ -109,6 +109,22 @@ private Q_SLOTS:
             QVERIFY(c > 200);
     }
 
+    void outOfRangeTargetsSaturate()
+    {
+        // A regression target stored as uint8 gets negative and large values: they are clamped
+        // (a plain float-to-int conversion would be undefined behaviour; UBSan runs this test).
+        QTemporaryDir dir;
+        SyntheticSpec s;
+        s.rows = 2000;
+        s.features = {{"x", {4}, DType::Float32}};
+        s.targets = {{"y", {}, DType::UInt8}};
+        s.noise = 50;
+        QVERIFY(writeSyntheticDataset(s, dir.path().toStdString(), 2).ok());
+        auto y = openNpy(dir.filePath("y.npy").toStdString());
+        const auto v = y->view<std::uint8_t>();
+        QVERIFY(std::count(v->data(), v->data() + v->size(), std::uint8_t(0)) > 100); // negatives clamp to 0
+    }
+
     void invalidSpecsAreRefused()
     {
         QTemporaryDir dir;
@@ -124,6 +140,17 @@ private Q_SLOTS:
         s = multiIoSpec(SyntheticSpec::Task::Classification);
         s.targets[0].dtype = DType::Float32;
         QVERIFY(QString::fromStdString(validate(s).error().reason).contains("integer dtype"));
+        s = multiIoSpec(SyntheticSpec::Task::Classification);
+        s.targets[0].dtype = DType::Int8;
+        s.classes = {300};
+        QVERIFY(QString::fromStdString(validate(s).error().reason).contains("do not fit in int8"));
+        s = multiIoSpec(SyntheticSpec::Task::Regression);
+        s.features[0].rowShape = {1u << 20, 1u << 20};
+        QVERIFY(QString::fromStdString(validate(s).error().reason).contains("too large"));
+        s = multiIoSpec(SyntheticSpec::Task::Regression);
+        s.features[0].rowShape = {1u << 14};
+        s.targets[0].rowShape = {1u << 15};
+        QVERIFY(QString::fromStdString(validate(s).error().reason).contains("too large for the target map"));
         s = multiIoSpec(SyntheticSpec::Task::Classification);
         s.classes = {1};
         QVERIFY(!validate(s).ok());

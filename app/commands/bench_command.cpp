@@ -111,7 +111,7 @@ int benchRead(const QStringList &arguments)
                          {"peak_rss_bytes", r.peakRssBytes}};
         if (options.verify)
             j["checksum"] = r.checksum;
-        std::printf("%s\n", j.dump().c_str());
+        std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
         return cli::Success;
     }
     std::printf("bench read %s: %s, batch %llu, %d threads, %.2f s, %.2f passes\n", path.c_str(), orderName,

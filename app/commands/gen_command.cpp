@@ -158,13 +158,13 @@ int gen(const QStringList &arguments)
     std::signal(SIGINT, previousInt);
     std::signal(SIGTERM, previousTerm);
     bar.finish();
-    if (g_interrupted) {
-        cli::printError(folder, "interrupted; no files were written");
-        return cli::RunFailed;
-    }
     if (!written) {
+        if (g_interrupted) {
+            cli::printError(folder, "interrupted; no files were written");
+            return cli::RunFailed;
+        }
         cli::printError(written.error());
-        return cli::RunFailed;
+        return written.error().kind == Error::Kind::InvalidArgument ? cli::BadInput : cli::RunFailed;
     }
     std::printf("wrote %llu rows (%s) to %s:", static_cast<unsigned long long>(spec.rows), cli::humanBytes(double(bytes)).c_str(),
                 folder.c_str());

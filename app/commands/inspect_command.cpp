@@ -97,7 +97,7 @@ int inspect(const QStringList &arguments)
             continue;
         }
         if (parser.isSet(json))
-            std::printf("%s\n", report->dump().c_str());
+            std::printf("%s\n", report->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
         else
             printText(*report);
         std::fflush(stdout);

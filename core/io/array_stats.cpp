@@ -25,8 +25,9 @@ struct Partial
     std::uint64_t nan = 0;
     std::uint64_t seen = 0; // non-NaN elements
     double sum = 0;
-    A lo = std::numeric_limits<A>::max();
-    A hi = std::numeric_limits<A>::lowest();
+    // ±infinity for floats, so that an array of infinities reports them as its extremes.
+    A lo = std::numeric_limits<A>::has_infinity ? std::numeric_limits<A>::infinity() : std::numeric_limits<A>::max();
+    A hi = std::numeric_limits<A>::has_infinity ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::lowest();
 
     void join(const Partial &o)
     {

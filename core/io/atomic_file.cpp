@@ -40,6 +40,7 @@ AtomicFile &AtomicFile::operator=(AtomicFile &&other) noexcept
         m_fd = std::exchange(other.m_fd, -1);
         m_size = other.m_size;
         m_buffer = std::move(other.m_buffer);
+        m_failed = other.m_failed;
     }
     return *this;
 }
@@ -64,6 +65,7 @@ Status AtomicFile::flush()
         if (n < 0) {
             if (errno == EINTR)
                 continue;
+            m_failed = true;
             return Error::io(m_path, errnoText("write failed"));
         }
         p += n;
@@ -77,6 +79,8 @@ Status AtomicFile::write(std::span<const std::byte> bytes)
 {
     if (m_fd < 0)
         return Error::invalid(m_path, "write after commit");
+    if (m_failed)
+        return Error::io(m_path, "an earlier write failed");
     while (!bytes.empty()) {
         const std::size_t n = std::min(bytes.size(), kBufferSize - m_buffer.size());
         m_buffer.insert(m_buffer.end(), bytes.begin(), bytes.begin() + std::ptrdiff_t(n));
@@ -100,6 +104,7 @@ Status AtomicFile::writeAt(std::uint64_t offset, std::span<const std::byte> byte
         if (n < 0) {
             if (errno == EINTR)
                 continue;
+            m_failed = true;
             return Error::io(m_path, errnoText("write failed"));
         }
         bytes = bytes.subspan(std::size_t(n));
@@ -108,14 +113,27 @@ Status AtomicFile::writeAt(std::uint64_t offset, std::span<const std::byte> byte
     return Status::success();
 }
 
+Status AtomicFile::sync()
+{
+    if (m_fd < 0)
+        return Error::invalid(m_path, "sync after commit");
+    if (m_failed)
+        return Error::io(m_path, "an earlier write failed");
+    if (auto s = flush(); !s)
+        return s;
+    if (::fsync(m_fd) != 0) {
+        m_failed = true;
+        return Error::io(m_path, errnoText("sync failed"));
+    }
+    return Status::success();
+}
+
 Status AtomicFile::commit()
 {
     if (m_fd < 0)
         return Error::invalid(m_path, "committed twice");
-    if (auto s = flush(); !s)
+    if (auto s = sync(); !s)
         return s;
-    if (::fsync(m_fd) != 0)
-        return Error::io(m_path, errnoText("sync failed"));
     if (::close(m_fd) != 0) {
         m_fd = -1;
         ::unlink(m_tempPath.c_str());
@@ -126,6 +144,12 @@ Status AtomicFile::commit()
         const Error e = Error::io(m_path, errnoText("cannot rename into place"));
         ::unlink(m_tempPath.c_str());
         return e;
+    }
+    // The rename itself survives a crash only once the folder's entry is on disk.
+    const std::string folder = m_path.find('/') == std::string::npos ? "." : m_path.substr(0, m_path.rfind('/') + 1);
+    if (const int dirFd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dirFd >= 0) {
+        ::fsync(dirFd);
+        ::close(dirFd);
     }
     return Status::success();
 }

@@ -33,7 +33,9 @@ public:
     Status write(const std::string &text) { return write(std::as_bytes(std::span(text.data(), text.size()))); }
     // Overwrites bytes already written at `offset` (flushes the buffer first).
     Status writeAt(std::uint64_t offset, std::span<const std::byte> bytes);
-    // Flushes, syncs and renames over the destination.
+    // Flushes and syncs the data to disk (commit() does it too).
+    Status sync();
+    // Flushes, syncs and renames over the destination, then syncs the folder.
     Status commit();
 
 private:
@@ -46,6 +48,7 @@ private:
     int m_fd = -1;
     std::uint64_t m_size = 0;
     std::vector<std::byte> m_buffer;
+    bool m_failed = false; // a write failed: the temporary is incomplete and must never be committed
 };
 
 } // namespace sluice

@@ -45,19 +45,32 @@ Status NpyWriter::appendRows(std::span<const std::byte> bytes)
     if (bytes.size() % m_rowBytes != 0)
         return Error::invalid(path(), "appended " + std::to_string(bytes.size()) + " bytes, not a whole number of " +
                                           std::to_string(m_rowBytes) + "-byte rows");
+    if (m_prepared)
+        return Error::invalid(path(), "rows appended after prepare()");
     if (auto s = m_file.write(bytes); !s)
         return s;
     m_rows += bytes.size() / m_rowBytes;
     return Status::success();
 }
 
-Status NpyWriter::finish()
+Status NpyWriter::prepare()
 {
     const std::string h = header();
     if (h.size() != m_headerSize) // cannot happen: the header reserves room for any row count
         return Error::invalid(path(), "header grew while writing");
     if (auto s = m_file.writeAt(0, std::as_bytes(std::span(h.data(), h.size()))); !s)
         return s;
+    if (auto s = m_file.sync(); !s)
+        return s;
+    m_prepared = true;
+    return Status::success();
+}
+
+Status NpyWriter::finish()
+{
+    if (!m_prepared)
+        if (auto s = prepare(); !s)
+            return s;
     return m_file.commit();
 }
 

@@ -25,6 +25,10 @@ public:
     Status appendRows(std::span<const std::byte> bytes);
     template <typename T> Status appendRows(std::span<const T> values) { return appendRows(std::as_bytes(values)); }
 
+    // Rewrites the header and syncs the data, without publishing the file yet: lets a
+    // caller writing several files make them all durable before renaming any.
+    Status prepare();
+    // prepare() if not done, then renames the file into place.
     Status finish();
 
     std::uint64_t rows() const { return m_rows; }
@@ -41,6 +45,7 @@ private:
     std::uint64_t m_rowBytes = 0;
     std::uint64_t m_rows = 0;
     std::uint64_t m_headerSize = 0;
+    bool m_prepared = false;
 };
 
 } // namespace sluice

@@ -53,9 +53,14 @@ Result<NpzWriter> NpzWriter::create(const std::string &path, Compression compres
 Status NpzWriter::add(const std::string &name, TypeDescr descr, std::span<const std::uint64_t> shape, std::span<const std::byte> data)
 {
     const std::string what = m_file.path() + ": " + name;
+    if (name.empty() || name.size() + 4 > 0xffff)
+        return Error::invalid(what, "member names must be 1 to 65531 bytes");
     std::uint64_t expected = itemSize(descr.type);
-    for (std::uint64_t d : shape)
+    for (std::uint64_t d : shape) {
+        if (d != 0 && expected > std::numeric_limits<std::uint64_t>::max() / d)
+            return Error::invalid(what, "shape overflows 64 bits");
         expected *= d;
+    }
     if (expected != data.size())
         return Error::invalid(what, "shape needs " + std::to_string(expected) + " bytes, got " + std::to_string(data.size()));
     for (const auto &e : m_entries)

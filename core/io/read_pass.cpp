@@ -85,7 +85,10 @@ Result<ReadPassResult> runReadPass(const NdArray &array, const ReadPassOptions &
     using Clock = std::chrono::steady_clock;
     const auto start = Clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
-    std::uint64_t touchedSinceRelease = 0;
+    // Shuffled passes watch the resident set itself, not the bytes gathered: each random row
+    // faults in whole pages (and the kernel maps neighbouring pages around a fault), so
+    // resident memory grows many times faster than the rows copied.
+    const std::uint64_t rssAtStart = currentRssBytes();
     bool stop = false;
     for (std::uint64_t pass = 0; !stop; ++pass) {
         const std::vector<std::uint64_t> order =
@@ -120,12 +123,8 @@ Result<ReadPassResult> runReadPass(const NdArray &array, const ReadPassOptions &
             result.passes = double(pass) + double(endRow) / double(rows);
             if (mapping && !shuffled) {
                 mapping->release(dataOffset + firstRow * rowBytes, windowRows * rowBytes);
-            } else if (mapping && mapping->size() > budget) {
-                touchedSinceRelease += windowRows * rowBytes;
-                if (touchedSinceRelease >= budget) {
-                    mapping->release(0, mapping->size());
-                    touchedSinceRelease = 0;
-                }
+            } else if (mapping && mapping->size() > budget && currentRssBytes() > rssAtStart + budget) {
+                mapping->release(0, mapping->size());
             }
             if ((cancel && cancel->load(std::memory_order_relaxed)) || (options.passes == 0 && elapsed() >= options.seconds))
                 stop = true;

@@ -23,9 +23,9 @@ struct ReadPassOptions
     std::uint64_t seed = 0;   // shuffled order: pass p uses permutation(seed, p)
     bool verify = false;      // compute an order-independent checksum of every row gathered
     // Sequential passes release mapped pages behind themselves every 64 MiB window. Shuffled
-    // passes over a file larger than this budget release the whole mapping each time they
-    // have gathered this many bytes (pages stay in the page cache; only this process's
-    // resident set shrinks).
+    // passes over a file larger than this budget release the whole mapping whenever the
+    // process's resident set has grown by more than the budget since the pass began (pages
+    // stay in the page cache; only this process's resident set shrinks).
     std::uint64_t residentBudgetBytes = 0; // 0: a quarter of physical memory
 };
 

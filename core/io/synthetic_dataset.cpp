@@ -17,6 +17,9 @@ namespace sluice {
 namespace {
 
 constexpr std::uint64_t kChunkBytes = 32u << 20;
+// Bounds that keep every size computation far from overflow and the target map in memory.
+constexpr std::uint64_t kMaxRowElements = 1u << 24;
+constexpr std::uint64_t kMaxMapWeights = 1u << 28;
 
 std::uint64_t mix(std::uint64_t x)
 {
@@ -50,20 +53,49 @@ std::uint64_t elementsOf(const SyntheticColumn &c)
     return n;
 }
 
+// Largest class count whose labels (0 … classes-1) an integer dtype can hold.
+double largestValue(DType t)
+{
+    switch (t) {
+    case DType::Int8: return 127;
+    case DType::Int16: return 32767;
+    case DType::Int32: return 2147483647.0;
+    case DType::UInt8: return 255;
+    case DType::UInt16: return 65535;
+    case DType::UInt32: return 4294967295.0;
+    default: return 9.2e18;
+    }
+}
+
+// Converts to integer type I, clamped to its range (float-to-int conversion out of range is
+// undefined behaviour; a regression target stored as uint8 saturates instead).
+template <typename I>
+I clampTo(double value)
+{
+    if (!(value == value))
+        return I(0);
+    const double lo = double(std::numeric_limits<I>::lowest()), hi = double(std::numeric_limits<I>::max());
+    if (value <= lo)
+        return std::numeric_limits<I>::lowest();
+    if (value >= hi)
+        return std::numeric_limits<I>::max();
+    return I(value);
+}
+
 // Stores `value` as dtype `t` at `out`.
 void store(std::byte *out, DType t, double value)
 {
     auto put = [&](auto v) { std::memcpy(out, &v, sizeof v); };
     switch (t) {
     case DType::Bool: put(std::uint8_t(value != 0)); break;
-    case DType::Int8: put(std::int8_t(value)); break;
-    case DType::Int16: put(std::int16_t(value)); break;
-    case DType::Int32: put(std::int32_t(value)); break;
-    case DType::Int64: put(std::int64_t(value)); break;
-    case DType::UInt8: put(std::uint8_t(value)); break;
-    case DType::UInt16: put(std::uint16_t(value)); break;
-    case DType::UInt32: put(std::uint32_t(value)); break;
-    case DType::UInt64: put(std::uint64_t(value)); break;
+    case DType::Int8: put(clampTo<std::int8_t>(value)); break;
+    case DType::Int16: put(clampTo<std::int16_t>(value)); break;
+    case DType::Int32: put(clampTo<std::int32_t>(value)); break;
+    case DType::Int64: put(clampTo<std::int64_t>(value)); break;
+    case DType::UInt8: put(clampTo<std::uint8_t>(value)); break;
+    case DType::UInt16: put(clampTo<std::uint16_t>(value)); break;
+    case DType::UInt32: put(clampTo<std::uint32_t>(value)); break;
+    case DType::UInt64: put(clampTo<std::uint64_t>(value)); break;
     case DType::Float16: put(Float16::fromFloat(float(value)).bits); break;
     case DType::Float32: put(float(value)); break;
     case DType::Float64: put(value); break;
@@ -108,6 +140,12 @@ Status validate(const SyntheticSpec &spec)
                 return Error::invalid(c.name, "column name used twice");
             if (elementsOf(c) == 0)
                 return Error::invalid(c.name, "row shape has a zero dimension");
+            std::uint64_t elements = 1;
+            for (std::uint64_t d : c.rowShape) {
+                if (d > kMaxRowElements / elements)
+                    return Error::invalid(c.name, "row shape is too large (at most " + std::to_string(kMaxRowElements) + " elements a row)");
+                elements *= d;
+            }
         }
     }
     if (spec.task == SyntheticSpec::Task::Classification) {
@@ -121,8 +159,19 @@ Status validate(const SyntheticSpec &spec)
                 return Error::invalid(t.name, "class labels need an integer dtype");
             if (spec.classes[i] < 2)
                 return Error::invalid(t.name, "needs at least 2 classes");
+            if (double(spec.classes[i] - 1) > largestValue(t.dtype))
+                return Error::invalid(t.name, std::to_string(spec.classes[i]) + " classes do not fit in " + std::string(dtypeName(t.dtype)));
         }
     }
+    std::uint64_t inputs = 0, outputs = 0;
+    for (const auto &c : spec.features)
+        inputs += elementsOf(c);
+    for (std::size_t t = 0; t < spec.targets.size(); ++t)
+        outputs += spec.task == SyntheticSpec::Task::Classification && t < spec.classes.size() ? std::uint64_t(spec.classes[t])
+                                                                                             : elementsOf(spec.targets[t]);
+    if (inputs * outputs > kMaxMapWeights)
+        return Error::invalid("--target", "features x target outputs is too large for the target map (at most " +
+                                              std::to_string(kMaxMapWeights) + ")");
     if (!(spec.noise >= 0))
         return Error::invalid("--noise", "must be a non-negative number");
     return Status::success();
@@ -233,6 +282,10 @@ Status writeSyntheticDataset(const SyntheticSpec &spec, const std::string &folde
         if (progress)
             progress(first + n);
     }
+    // All or nothing: every column is complete and synced before any is renamed into place.
+    for (auto &w : writers)
+        if (auto s = w.prepare(); !s)
+            return s;
     for (auto &w : writers)
         if (auto s = w.finish(); !s)
             return s;

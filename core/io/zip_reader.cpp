@@ -153,7 +153,10 @@ Result<std::vector<std::byte>> inflateZipEntry(std::span<const std::byte> zip, c
     if (entry.uncompressedSize > std::numeric_limits<std::size_t>::max() / 2)
         return Error::unsupported(what, "member is too large to inflate into memory");
 
-    std::vector<std::byte> out(std::size_t(entry.uncompressedSize));
+    // The buffer grows with what really inflates, so a damaged or hostile directory entry
+    // that declares a huge size costs nothing until the data backs it up.
+    constexpr std::uint64_t kInitialBytes = 16u << 20;
+    std::vector<std::byte> out(std::size_t(std::min(entry.uncompressedSize, kInitialBytes)));
     z_stream zs{};
     if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) // raw deflate, as zip stores it
         return Error::io(what, "zlib could not start inflating");
@@ -171,7 +174,9 @@ Result<std::vector<std::byte>> inflateZipEntry(std::span<const std::byte> zip, c
             inLeft -= n;
         }
         if (zs.avail_out == 0) {
-            const std::uint64_t n = std::min(entry.uncompressedSize - outDone, kChunk);
+            if (outDone == out.size() && outDone < entry.uncompressedSize)
+                out.resize(std::size_t(std::min(entry.uncompressedSize, std::max<std::uint64_t>(2 * outDone, kInitialBytes))));
+            const std::uint64_t n = std::min<std::uint64_t>(out.size() - outDone, kChunk);
             zs.next_out = reinterpret_cast<Bytef *>(out.data() + outDone);
             zs.avail_out = uInt(n);
             outDone += n;

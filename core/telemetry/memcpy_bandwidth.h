@@ -8,6 +8,6 @@ namespace sluice {
 
 // Copies a buffer of `bufferBytes` (larger than the caches) repeatedly for about `seconds`
 // and returns the best bytes/s seen over the repetitions.
-double measureMemcpyBandwidth(std::uint64_t bufferBytes = 256u << 20, double seconds = 0.5);
+double measureMemcpyBandwidth(std::uint64_t bufferBytes = 128u << 20, double seconds = 0.5);
 
 } // namespace sluice
