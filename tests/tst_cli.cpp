@@ -63,6 +63,31 @@ private Q_SLOTS:
         QCOMPARE(j["arrays"]["labels"]["storage"], "inflated");
     }
 
+    void inspectTfRecordListsExampleFeatures()
+    {
+        const QString plain = QString::fromStdString(sluice::test::dataFile("tfrecord/plain.tfrecord"));
+        const QString gzip = QString::fromStdString(sluice::test::dataFile("tfrecord/gzip.tfrecord.gz"));
+        const auto r = runSluice({"inspect", "--json", plain, gzip});
+        QCOMPARE(r.exitCode, 0);
+        const auto lines = jsonLines(r.out);
+        QCOMPARE(lines.size(), std::size_t(2));
+        for (const auto &j : lines) {
+            QCOMPARE(j["format"], "tfrecord");
+            QCOMPARE(j["records"], 5);
+            QCOMPARE(j["features"]["x"]["dtype"], "float32");
+            QCOMPARE(j["features"]["x"]["min_length"], 3);
+            QCOMPARE(j["features"]["label"]["dtype"], "int64");
+            QCOMPARE(j["features"]["name"]["dtype"], "string");
+            QCOMPARE(j["features"]["tokens"]["min_length"], 1); // variable length: 1..5
+            QCOMPARE(j["features"]["tokens"]["max_length"], 5);
+        }
+        QCOMPARE(lines[0]["compression"], "");
+        QCOMPARE(lines[1]["compression"], "GZIP");
+        const auto text = runSluice({"inspect", plain});
+        QVERIFY2(text.out.contains("TFRecord, 5 records of tf.train.Example"), qPrintable(text.out));
+        QVERIFY(text.out.contains("length 1..5"));
+    }
+
     void inspectTextIsReadable()
     {
         const auto r = runSluice({"inspect", "--stats", fx("int16_v3.npy")});
@@ -79,11 +104,16 @@ private Q_SLOTS:
         const QString empty = dir.filePath("empty.npy");
         sluice::test::writeFile(empty.toStdString(), "");
         const QString missing = dir.filePath("missing.npy");
-        const auto r = runSluice({"inspect", "--json", empty, fx("object.npy"), fx("uint8_na.npy"), missing});
+        const QString damaged = dir.filePath("damaged.tfrecord");
+        std::string record = sluice::test::readFile(sluice::test::dataFile("tfrecord/plain.tfrecord"));
+        record[40] ^= 1;
+        sluice::test::writeFile(damaged.toStdString(), record);
+        const auto r = runSluice({"inspect", "--json", empty, fx("object.npy"), fx("uint8_na.npy"), missing, damaged});
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("sluice: " + empty + ": file is empty"), qPrintable(r.err));
         QVERIFY(r.err.contains("sluice: " + fx("object.npy") + ": object dtype"));
         QVERIFY(r.err.contains("sluice: " + missing + ": no such file"));
+        QVERIFY(r.err.contains("sluice: " + damaged + ": record 0: data CRC mismatch"));
         const auto lines = jsonLines(r.out);
         QCOMPARE(lines.size(), std::size_t(1)); // the good file is still reported
         QCOMPARE(lines[0]["dtype"], "|u1");

@@ -57,6 +57,16 @@ void printText(const nlohmann::json &j)
         printArray(j, "  ");
         return;
     }
+    if (j["format"] == "tfrecord") {
+        std::printf("  TFRecord%s, %s records of tf.train.Example, %s\n", j["compression"] == "GZIP" ? " (GZIP)" : "",
+                    std::to_string(j["records"].get<std::uint64_t>()).c_str(), cli::humanBytes(j["nbytes"].get<double>()).c_str());
+        for (const auto &[name, f] : j["features"].items()) {
+            const auto lo = f["min_length"].get<std::uint64_t>(), hi = f["max_length"].get<std::uint64_t>();
+            std::printf("  %-20s %-8s length %s\n", name.c_str(), f["dtype"].get<std::string>().c_str(),
+                        lo == hi ? std::to_string(lo).c_str() : (std::to_string(lo) + ".." + std::to_string(hi)).c_str());
+        }
+        return;
+    }
     std::printf("  .npz archive, %zu arrays, %s\n", j["arrays"].size(), cli::humanBytes(j["nbytes"].get<double>()).c_str());
     for (const auto &[name, a] : j["arrays"].items()) {
         std::printf("  %s\n", name.c_str());
@@ -69,13 +79,14 @@ void printText(const nlohmann::json &j)
 int inspect(const QStringList &arguments)
 {
     QCommandLineParser parser;
-    parser.setApplicationDescription("What is inside .npy and .npz files: format version, dtype, shape, order, size;\n"
-                                     "with --stats, min, max, sum, mean and NaN count from one parallel pass.");
+    parser.setApplicationDescription("What is inside .npy, .npz and TFRecord files: format version, dtype, shape, order,\n"
+                                     "size; with --stats, min, max, sum, mean and NaN count from one parallel pass.\n"
+                                     "TFRecord files: record count (CRCs checked) and each tf.train.Example feature.");
     const QCommandLineOption stats("stats", "Compute min, max, sum, mean (float64, NaNs excluded) and nan_count.");
     const QCommandLineOption json("json", "Print one JSON object per file.");
     const QCommandLineOption threads("threads", "Threads for --stats (default: all cores).", "N", "0");
     parser.addOptions({stats, json, threads});
-    parser.addPositionalArgument("FILE", "A .npy or .npz file.", "FILE...");
+    parser.addPositionalArgument("FILE", "A .npy, .npz or TFRecord file.", "FILE...");
     if (auto exit = cli::parseOrExit(parser, arguments))
         return *exit;
     const QStringList files = parser.positionalArguments();

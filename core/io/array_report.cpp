@@ -3,10 +3,13 @@
 #include "io/array_stats.h"
 #include "io/npy_file.h"
 #include "io/npz_file.h"
+#include "io/tf_example.h"
+#include "io/tfrecord_reader.h"
 
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 
 namespace sluice {
 namespace {
@@ -46,6 +49,61 @@ std::string sniff(const std::string &path)
     return {};
 }
 
+bool looksLikeTfRecordName(const std::string &path)
+{
+    for (const char *ext : {".tfrecord", ".tfrecords", ".tfrec", ".tfrecord.gz", ".tfrecords.gz"})
+        if (path.ends_with(ext))
+            return true;
+    return false;
+}
+
+// Reads every record (CRCs checked) and describes the tf.train.Example features found:
+// dtype as tf.io names it, and the shortest and longest value list.
+Result<nlohmann::json> inspectTfRecord(const std::string &path, TfRecordReader::Compression compression)
+{
+    auto reader = TfRecordReader::open(path, compression);
+    if (!reader)
+        return reader.error();
+    struct Seen
+    {
+        std::string dtype;
+        std::size_t minLength = SIZE_MAX, maxLength = 0;
+        std::uint64_t records = 0;
+    };
+    std::map<std::string, Seen> seen;
+    for (;;) {
+        auto record = reader->next();
+        if (!record)
+            return record.error();
+        if (!*record)
+            break;
+        auto example = parseExample(**record, path + ": record " + std::to_string(reader->recordsRead() - 1));
+        if (!example)
+            return example.error();
+        for (const auto &[name, f] : *example) {
+            Seen &s = seen[name];
+            const std::string dtype = exampleKindName(f.kind);
+            if (f.kind != ExampleFeature::Kind::Empty)
+                s.dtype = s.dtype.empty() || s.dtype == dtype ? dtype : "mixed";
+            s.minLength = std::min(s.minLength, f.size());
+            s.maxLength = std::max(s.maxLength, f.size());
+            ++s.records;
+        }
+    }
+    nlohmann::json features = nlohmann::json::object();
+    for (const auto &[name, s] : seen)
+        features[name] = {{"dtype", s.dtype.empty() ? "empty" : s.dtype},
+                          {"min_length", s.minLength},
+                          {"max_length", s.maxLength},
+                          {"records", s.records}};
+    return nlohmann::json{{"file", path},
+                          {"format", "tfrecord"},
+                          {"compression", compression == TfRecordReader::Compression::Gzip ? "GZIP" : ""},
+                          {"nbytes", reader->fileSize()},
+                          {"records", reader->recordsRead()},
+                          {"features", std::move(features)}};
+}
+
 } // namespace
 
 nlohmann::json describeArray(const NdArray &array, const InspectOptions &options)
@@ -74,7 +132,11 @@ Result<nlohmann::json> inspectFile(const std::string &path, const InspectOptions
 {
     std::string format = sniff(path);
     if (format.empty()) {
-        // Let the readers produce the precise reason (missing file, empty, wrong magic).
+        if (const auto compression = TfRecordReader::sniff(path))
+            return inspectTfRecord(path, *compression);
+        if (looksLikeTfRecordName(path)) // let the reader say what is wrong with it
+            return inspectTfRecord(path, path.ends_with(".gz") ? TfRecordReader::Compression::Gzip : TfRecordReader::Compression::None);
+        // Let the .npy/.npz readers produce the precise reason (missing file, empty, wrong magic).
         format = path.ends_with(".npz") ? "npz" : "npy";
     }
     if (format == "npy") {

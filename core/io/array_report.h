@@ -20,9 +20,12 @@ struct InspectOptions
 // Describes one array: format_version, dtype, shape, fortran_order, nbytes, storage, stats.
 nlohmann::json describeArray(const NdArray &array, const InspectOptions &options);
 
-// Describes a .npy (keys above plus file, format) or a .npz (file, format, nbytes and
-// `arrays`: one description per member, keyed by name without .npy). The format is taken
-// from the file's first bytes, not its extension.
+// Describes a .npy (keys above plus file, format), a .npz (file, format, nbytes and
+// `arrays`: one description per member, keyed by name without .npy) or a TFRecord file
+// (file, format, compression, nbytes, records, and `features`: each tf.train.Example
+// feature's dtype and value-list lengths, every record read and CRC-checked). The format is
+// taken from the file's first bytes; the extension only picks the reader that explains a
+// damaged file.
 Result<nlohmann::json> inspectFile(const std::string &path, const InspectOptions &options);
 
 } // namespace sluice

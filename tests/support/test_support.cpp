@@ -10,6 +10,8 @@
 
 namespace sluice::test {
 
+std::string dataFile(const std::string &relative) { return std::string(SLUICE_TEST_DATA_DIR) + "/" + relative; }
+
 std::string fixture(const std::string &name) { return std::string(SLUICE_TEST_DATA_DIR) + "/npy/" + name; }
 
 const nlohmann::json &manifest()

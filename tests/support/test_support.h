@@ -14,6 +14,8 @@
 
 namespace sluice::test {
 
+// A file under tests/data (e.g. "tfrecord/plain.tfrecord").
+std::string dataFile(const std::string &relative);
 // A file under tests/data/npy (written by numpy through make_fixtures.py).
 std::string fixture(const std::string &name);
 // tests/data/fixtures.json: what numpy says each fixture holds.
