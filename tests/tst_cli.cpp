@@ -88,6 +88,33 @@ private Q_SLOTS:
         QVERIFY(text.out.contains("length 1..5"));
     }
 
+    void inspectCsvInfersColumnTypes()
+    {
+        QTemporaryDir dir;
+        const QString csv = dir.filePath("t.csv");
+        sluice::test::writeFile(csv.toStdString(), "id,price,city,code\n1,2.5,\"Paris, FR\",7\n2,nan,Oslo,\n3,1e3,Rome,9\n");
+        const auto r = runSluice({"inspect", "--json", "--stats", csv});
+        QCOMPARE(r.exitCode, 0);
+        const auto j = jsonLines(r.out).at(0);
+        QCOMPARE(j["format"], "csv");
+        QCOMPARE(j["rows"], 3);
+        const auto &c = j["columns"];
+        QCOMPARE(c[0]["name"], "id");
+        QCOMPARE(c[0]["dtype"], "int64");
+        QCOMPARE(c[1]["dtype"], "float64");
+        QCOMPARE(c[1]["stats"]["nan_count"], 1);
+        QCOMPARE(c[1]["stats"]["max"], 1000.0);
+        QCOMPARE(c[2]["dtype"], "string");
+        QVERIFY(!c[2].contains("stats"));
+        QCOMPARE(c[3]["empty"], 1);
+        QCOMPARE(c[3]["stats"]["mean"], 8.0);
+        const QString bad = dir.filePath("bad.csv");
+        sluice::test::writeFile(bad.toStdString(), "a,b\n1,2\n3\n");
+        const auto e = runSluice({"inspect", bad});
+        QCOMPARE(e.exitCode, 2);
+        QVERIFY2(e.err.contains("sluice: " + bad + ": line 3: 1 fields, the header has 2"), qPrintable(e.err));
+    }
+
     void inspectTextIsReadable()
     {
         const auto r = runSluice({"inspect", "--stats", fx("int16_v3.npy")});

@@ -57,6 +57,22 @@ void printText(const nlohmann::json &j)
         printArray(j, "  ");
         return;
     }
+    if (j["format"] == "csv") {
+        std::printf("  CSV, %s rows, %zu columns, %s\n", std::to_string(j["rows"].get<std::uint64_t>()).c_str(), j["columns"].size(),
+                    cli::humanBytes(j["nbytes"].get<double>()).c_str());
+        for (const auto &c : j["columns"]) {
+            std::printf("  %-20s %-8s", c["name"].get<std::string>().c_str(), c["dtype"].get<std::string>().c_str());
+            if (c["empty"].get<std::uint64_t>() > 0)
+                std::printf("  %s empty", std::to_string(c["empty"].get<std::uint64_t>()).c_str());
+            if (c.contains("stats")) {
+                const auto &s = c["stats"];
+                std::printf("  min %s  max %s  mean %s  nan_count %s", valueText(s["min"]).c_str(), valueText(s["max"]).c_str(),
+                            valueText(s["mean"]).c_str(), valueText(s["nan_count"]).c_str());
+            }
+            std::printf("\n");
+        }
+        return;
+    }
     if (j["format"] == "tfrecord") {
         std::printf("  TFRecord%s, %s records of tf.train.Example, %s\n", j["compression"] == "GZIP" ? " (GZIP)" : "",
                     std::to_string(j["records"].get<std::uint64_t>()).c_str(), cli::humanBytes(j["nbytes"].get<double>()).c_str());
@@ -79,14 +95,15 @@ void printText(const nlohmann::json &j)
 int inspect(const QStringList &arguments)
 {
     QCommandLineParser parser;
-    parser.setApplicationDescription("What is inside .npy, .npz and TFRecord files: format version, dtype, shape, order,\n"
+    parser.setApplicationDescription("What is inside .npy, .npz, TFRecord and CSV files: format version, dtype, shape, order,\n"
                                      "size; with --stats, min, max, sum, mean and NaN count from one parallel pass.\n"
-                                     "TFRecord files: record count (CRCs checked) and each tf.train.Example feature.");
+                                     "TFRecord files: record count (CRCs checked) and each tf.train.Example feature.\n"
+                                     "CSV (.csv, .tsv): rows and each column's inferred dtype (with --stats, its summary).");
     const QCommandLineOption stats("stats", "Compute min, max, sum, mean (float64, NaNs excluded) and nan_count.");
     const QCommandLineOption json("json", "Print one JSON object per file.");
     const QCommandLineOption threads("threads", "Threads for --stats (default: all cores).", "N", "0");
     parser.addOptions({stats, json, threads});
-    parser.addPositionalArgument("FILE", "A .npy, .npz or TFRecord file.", "FILE...");
+    parser.addPositionalArgument("FILE", "A .npy, .npz, TFRecord, .csv or .tsv file.", "FILE...");
     if (auto exit = cli::parseOrExit(parser, arguments))
         return *exit;
     const QStringList files = parser.positionalArguments();

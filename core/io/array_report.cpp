@@ -2,6 +2,7 @@
 
 #include "io/array_stats.h"
 #include "io/npy_file.h"
+#include "io/csv_reader.h"
 #include "io/npz_file.h"
 #include "io/tf_example.h"
 #include "io/tfrecord_reader.h"
@@ -104,6 +105,74 @@ Result<nlohmann::json> inspectTfRecord(const std::string &path, TfRecordReader::
                           {"features", std::move(features)}};
 }
 
+// Reads every row and describes each column: the narrowest dtype that holds all its
+// non-empty fields (int64, float64, else string), empty fields, and with stats the numeric
+// summary (empty fields and "nan" count as NaN).
+Result<nlohmann::json> inspectCsv(const std::string &path, const InspectOptions &options)
+{
+    CsvOptions csv;
+    if (path.ends_with(".tsv"))
+        csv.delimiter = '\t';
+    auto reader = CsvReader::open(path, csv);
+    if (!reader)
+        return reader.error();
+    struct Column
+    {
+        bool allInt = true, allNumber = true;
+        std::uint64_t empty = 0, nan = 0, seen = 0;
+        double sum = 0, lo = HUGE_VAL, hi = -HUGE_VAL;
+    };
+    std::vector<Column> cols(reader->columns().size());
+    for (;;) {
+        auto row = reader->next();
+        if (!row)
+            return row.error();
+        if (!*row)
+            break;
+        for (std::size_t i = 0; i < cols.size(); ++i) {
+            const std::string_view field = (**row)[i];
+            Column &c = cols[i];
+            if (field.find_first_not_of(" \t") == std::string_view::npos) {
+                ++c.empty;
+                continue;
+            }
+            if (c.allInt && !parseCsvInt(field))
+                c.allInt = false;
+            if (!c.allNumber)
+                continue;
+            const auto v = parseCsvDouble(field);
+            if (!v) {
+                c.allNumber = false;
+                continue;
+            }
+            if (std::isnan(*v)) {
+                ++c.nan;
+                continue;
+            }
+            ++c.seen;
+            c.sum += *v;
+            c.lo = std::min(c.lo, *v);
+            c.hi = std::max(c.hi, *v);
+        }
+    }
+    nlohmann::json columns = nlohmann::json::array();
+    for (std::size_t i = 0; i < cols.size(); ++i) {
+        const Column &c = cols[i];
+        const bool numeric = c.allNumber && c.seen + c.nan > 0;
+        const char *dtype = !numeric ? "string" : (c.allInt && c.nan == 0 ? "int64" : "float64");
+        nlohmann::json j{{"name", reader->columns()[i]}, {"dtype", dtype}, {"empty", c.empty}};
+        if (options.stats && numeric)
+            j["stats"] = {{"min", c.seen ? numberJson(c.lo) : nlohmann::json(nullptr)},
+                          {"max", c.seen ? numberJson(c.hi) : nlohmann::json(nullptr)},
+                          {"sum", numberJson(c.sum)},
+                          {"mean", c.seen ? numberJson(c.sum / double(c.seen)) : nlohmann::json(nullptr)},
+                          {"nan_count", c.nan + c.empty}};
+        columns.push_back(std::move(j));
+    }
+    return nlohmann::json{{"file", path}, {"format", "csv"}, {"nbytes", reader->fileSize()}, {"rows", reader->rowsRead()},
+                          {"columns", std::move(columns)}};
+}
+
 } // namespace
 
 nlohmann::json describeArray(const NdArray &array, const InspectOptions &options)
@@ -131,6 +200,8 @@ nlohmann::json describeArray(const NdArray &array, const InspectOptions &options
 Result<nlohmann::json> inspectFile(const std::string &path, const InspectOptions &options)
 {
     std::string format = sniff(path);
+    if (format.empty() && (path.ends_with(".csv") || path.ends_with(".tsv")))
+        return inspectCsv(path, options);
     if (format.empty()) {
         if (const auto compression = TfRecordReader::sniff(path))
             return inspectTfRecord(path, *compression);

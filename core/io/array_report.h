@@ -23,7 +23,9 @@ nlohmann::json describeArray(const NdArray &array, const InspectOptions &options
 // Describes a .npy (keys above plus file, format), a .npz (file, format, nbytes and
 // `arrays`: one description per member, keyed by name without .npy) or a TFRecord file
 // (file, format, compression, nbytes, records, and `features`: each tf.train.Example
-// feature's dtype and value-list lengths, every record read and CRC-checked). The format is
+// feature's dtype and value-list lengths, every record read and CRC-checked) or a CSV file
+// (.csv, .tsv: file, format, nbytes, rows, and `columns` in file order with the inferred
+// dtype, empty-field count and, with stats, a numeric summary). The format is
 // taken from the file's first bytes; the extension only picks the reader that explains a
 // damaged file.
 Result<nlohmann::json> inspectFile(const std::string &path, const InspectOptions &options);
