@@ -21,6 +21,8 @@ const std::map<QString, Command> &commandTable()
         {"inspect", sluice::commands::inspect},
         {"gen", sluice::commands::gen},
         {"bench", sluice::commands::bench},
+        {"run", sluice::commands::run},
+        {"preview", sluice::commands::preview},
     };
     return table;
 }
@@ -32,7 +34,10 @@ void printUsage()
                "Usage:\n"
                "  sluice inspect [--stats] [--json] FILE...   what is inside .npy / .npz files\n"
                "  sluice gen KIND --out DIR --rows N ...      synthetic datasets of any size, streamed to disk\n"
+               "  sluice run PROJECT --profile [--seconds S]  iterates a project's pipeline; per-stage table and bottleneck\n"
+               "  sluice preview PROJECT [--node ID] [--out DIR]  what a stage emits (printed, or as .npz batches)\n"
                "  sluice bench read FILE [options]            batch-gather throughput against memcpy\n"
+               "  sluice bench pipeline FILE [options]        the classic pipeline's samples/s and per-element overhead\n"
                "  sluice --version                            version, build options and GPUs found\n"
                "\n"
                "Run 'sluice COMMAND --help' for a command's options.\n",
@@ -74,7 +79,7 @@ int main(int argc, char **argv)
     }
     const auto it = commandTable().find(args[0]);
     if (it == commandTable().end()) {
-        sluice::cli::printError(args[0].toStdString(), "unknown command (known: inspect, gen, bench; see 'sluice --help')");
+        sluice::cli::printError(args[0].toStdString(), "unknown command (known: inspect, gen, run, preview, bench; see 'sluice --help')");
         return sluice::cli::BadInput;
     }
     try {

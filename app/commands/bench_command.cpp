@@ -128,6 +128,16 @@ int benchRead(const QStringList &arguments)
 
 } // namespace
 
-int bench(const QStringList &arguments) { return benchRead(arguments); }
+int bench(const QStringList &arguments)
+{
+    for (const QString &a : arguments.mid(1)) {
+        if (a.startsWith('-'))
+            continue;
+        if (a == "pipeline")
+            return benchPipeline(arguments);
+        break;
+    }
+    return benchRead(arguments);
+}
 
 } // namespace sluice::commands

@@ -9,5 +9,9 @@ namespace sluice::commands {
 int inspect(const QStringList &arguments);
 int gen(const QStringList &arguments);
 int bench(const QStringList &arguments);
+int run(const QStringList &arguments);
+// `sluice bench pipeline` (bench_pipeline_command.cpp); bench() dispatches to it.
+int benchPipeline(const QStringList &arguments);
+int preview(const QStringList &arguments);
 
 } // namespace sluice::commands

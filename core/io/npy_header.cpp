@@ -320,7 +320,12 @@ Result<NpyHeader> parseNpyHeader(std::span<const std::byte> bytes, const std::st
 
 std::string formatNpyHeader(TypeDescr descr, bool fortranOrder, std::span<const std::uint64_t> shape, bool reserveRows)
 {
-    std::string dict = "{'descr': '" + descr.str() + "', 'fortran_order': " + (fortranOrder ? "True" : "False") + ", 'shape': (";
+    return formatNpyHeader(descr.str(), fortranOrder, shape, reserveRows);
+}
+
+std::string formatNpyHeader(const std::string &descr, bool fortranOrder, std::span<const std::uint64_t> shape, bool reserveRows)
+{
+    std::string dict = "{'descr': '" + descr + "', 'fortran_order': " + (fortranOrder ? "True" : "False") + ", 'shape': (";
     for (std::size_t i = 0; i < shape.size(); ++i) {
         dict += std::to_string(shape[i]);
         if (shape.size() == 1 || i + 1 < shape.size())

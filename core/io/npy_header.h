@@ -42,5 +42,8 @@ std::uint64_t npyHeaderLength(std::span<const std::byte> prefix);
 // the final row count. Version 1.0 is used when the header fits, else 2.0.
 std::string formatNpyHeader(TypeDescr descr, bool fortranOrder, std::span<const std::uint64_t> shape,
                             bool reserveRows = false);
+// The same with numpy's descr text as given (fixed-width byte strings: "|S12").
+std::string formatNpyHeader(const std::string &descr, bool fortranOrder, std::span<const std::uint64_t> shape,
+                            bool reserveRows = false);
 
 } // namespace sluice

@@ -67,7 +67,26 @@ Status NpzWriter::add(const std::string &name, TypeDescr descr, std::span<const 
         if (e.name == name + ".npy")
             return Error::invalid(what, "duplicate member name");
 
-    const std::string header = formatNpyHeader(descr, false, shape);
+    return addMember(name, formatNpyHeader(descr, false, shape), data);
+}
+
+Status NpzWriter::addStrings(const std::string &name, std::span<const std::uint64_t> shape, const std::vector<std::string> &values)
+{
+    std::size_t width = 1;
+    for (const auto &v : values)
+        width = std::max(width, v.size());
+    std::vector<std::byte> data(values.size() * width, std::byte{0});
+    for (std::size_t i = 0; i < values.size(); ++i)
+        std::memcpy(data.data() + i * width, values[i].data(), values[i].size());
+    return addMember(name, formatNpyHeader("|S" + std::to_string(width), false, shape), data);
+}
+
+Status NpzWriter::addMember(const std::string &name, const std::string &header, std::span<const std::byte> data)
+{
+    const std::string what = m_file.path() + ": " + name;
+    for (const auto &e : m_entries)
+        if (e.name == name + ".npy")
+            return Error::invalid(what, "duplicate member name");
     std::vector<std::byte> npy(header.size() + data.size());
     std::memcpy(npy.data(), header.data(), header.size());
     if (!data.empty())

@@ -25,6 +25,10 @@ public:
     // Adds array `name` (written as "name.npy") with C-ordered element bytes in `descr`'s byte order.
     Status add(const std::string &name, TypeDescr descr, std::span<const std::uint64_t> shape, std::span<const std::byte> data);
 
+    // Adds byte strings as numpy's fixed-width bytes dtype ("|S<longest>", zero-padded), which
+    // is how np.load gives back TensorFlow string features.
+    Status addStrings(const std::string &name, std::span<const std::uint64_t> shape, const std::vector<std::string> &values);
+
     Status finish();
 
 private:
@@ -38,6 +42,7 @@ private:
         std::uint16_t method = 0;
     };
     NpzWriter(AtomicFile file) : m_file(std::move(file)) {}
+    Status addMember(const std::string &name, const std::string &header, std::span<const std::byte> data);
 
     AtomicFile m_file;
     Compression m_compression = Compression::Stored;

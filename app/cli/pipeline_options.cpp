@@ -1,0 +1,66 @@
+#include "cli/pipeline_options.h"
+
+#include "cli/cli_support.h"
+
+namespace sluice::cli {
+
+void addPipelineOptions(QCommandLineParser &parser)
+{
+    parser.addOption({"threads", "CPU budget: threads of the pipeline's task arena (default: all cores).", "N"});
+    parser.addOption({"seed", "Pipeline seed: random ops without a seed of their own derive theirs from it.", "S"});
+    parser.addOption({"ram-budget", "RAM budget for AUTOTUNE'd buffers, e.g. 4G (default: half of RAM).", "SIZE"});
+}
+
+std::optional<Project> loadProjectArgument(const QCommandLineParser &parser, const char *command)
+{
+    const QStringList positional = parser.positionalArguments();
+    if (positional.size() != 1) {
+        printError(command, positional.isEmpty() ? "missing PROJECT (a .sluice file)" : "expected one PROJECT, got " +
+                                                                                               std::to_string(positional.size()));
+        return std::nullopt;
+    }
+    auto project = Project::load(positional[0].toStdString());
+    if (!project.ok()) {
+        printError(project.error());
+        return std::nullopt;
+    }
+    return std::move(project).value();
+}
+
+std::optional<pipeline::PipelineOptions> pipelineOptions(const QCommandLineParser &parser)
+{
+    pipeline::PipelineOptions options;
+    if (parser.isSet("threads")) {
+        auto n = parseCount("threads", parser.value("threads"), 1);
+        if (!n)
+            return std::nullopt;
+        options.threads = int(std::min<std::uint64_t>(*n, 1024));
+    }
+    if (parser.isSet("seed")) {
+        auto s = parseCount("seed", parser.value("seed"));
+        if (!s)
+            return std::nullopt;
+        options.seed = *s;
+    }
+    if (parser.isSet("ram-budget")) {
+        auto b = parseByteSize("ram-budget", parser.value("ram-budget"));
+        if (!b)
+            return std::nullopt;
+        options.ramBudgetBytes = *b;
+    }
+    if (parser.isSet("node"))
+        options.outputNode = parser.value("node").toStdString();
+    return options;
+}
+
+std::unique_ptr<pipeline::Pipeline> buildPipeline(const Project &project, const pipeline::PipelineOptions &options)
+{
+    auto built = pipeline::Pipeline::build(project, options);
+    if (!built.ok()) {
+        printError(built.error());
+        return nullptr;
+    }
+    return std::move(built).value();
+}
+
+} // namespace sluice::cli

@@ -1,0 +1,23 @@
+#pragma once
+// What `run` and `preview` share: loading the project named on the command line and turning
+// --threads / --seed / --node into PipelineOptions, with errors printed as blueprint decision 9
+// says (exit code 2 for bad input).
+
+#include "pipeline/pipeline.h"
+#include "project/project.h"
+
+#include <QCommandLineParser>
+
+#include <memory>
+#include <optional>
+
+namespace sluice::cli {
+
+void addPipelineOptions(QCommandLineParser &parser);
+// The project (first positional argument) or, after printing why, nothing.
+std::optional<Project> loadProjectArgument(const QCommandLineParser &parser, const char *command);
+std::optional<pipeline::PipelineOptions> pipelineOptions(const QCommandLineParser &parser);
+// Builds the pipeline; prints the error (naming node and parameter) and returns nothing on failure.
+std::unique_ptr<pipeline::Pipeline> buildPipeline(const Project &project, const pipeline::PipelineOptions &options);
+
+} // namespace sluice::cli

@@ -1,0 +1,57 @@
+#include "cli/stats_table.h"
+
+#include "cli/cli_support.h"
+
+#include <cstdio>
+
+namespace sluice::cli {
+namespace {
+
+std::string format(const char *fmt, auto... args)
+{
+    char buf[512];
+    std::snprintf(buf, sizeof buf, fmt, args...);
+    return buf;
+}
+
+std::string count(double v)
+{
+    if (v >= 1e9) return format("%.2fG", v / 1e9);
+    if (v >= 1e6) return format("%.2fM", v / 1e6);
+    if (v >= 1e4) return format("%.1fk", v / 1e3);
+    return format("%.0f", v);
+}
+
+} // namespace
+
+std::string statsTable(const pipeline::PipelineSnapshot &s)
+{
+    std::string out = format("%-14s %-15s %9s %9s %10s %6s %8s %8s %7s %4s  %s\n", "node", "op", "elements", "elem/s", "bytes/s", "busy",
+                             "wait-in", "wait-out", "queue", "par", "tuned");
+    for (const auto &st : s.stages) {
+        std::string tuned;
+        for (const auto &[k, v] : st.tuned)
+            tuned += (tuned.empty() ? "" : ", ") + k + "=" + std::to_string(v);
+        const std::string queue = st.async ? format("%d%%/%d", int(100 * st.queueFill + 0.5), st.queueCapacity) : "-";
+        out += format("%-14s %-15s %9s %9s %10s %5.0f%% %7.2fs %8s %7s %4s  %s\n", st.id.c_str(), st.op.c_str(),
+                      count(double(st.elements)).c_str(), count(st.elementsPerSecond).c_str(), humanRate(st.bytesPerSecond).c_str(),
+                      100 * st.utilisation, st.waitInputSeconds,
+                      st.async ? format("%.2fs", st.waitConsumerSeconds).c_str() : "-", queue.c_str(),
+                      st.async ? std::to_string(st.parallelism).c_str() : "-", tuned.c_str());
+    }
+    out += format("\n%s elements in %.2f s (%s elements/s) on %d thread%s\n", count(double(s.elements)).c_str(), s.elapsedSeconds,
+                  count(s.elementsPerSecond).c_str(), s.threads, s.threads == 1 ? "" : "s");
+    if (!s.bottleneck.empty())
+        out += "bottleneck: " + s.bottleneck + " (" + s.bottleneckReason + ")\n";
+    if (s.consumerAttached)
+        out += format("input-bound: %.1f%% of step time, %s\n", 100 * s.inputBoundShare, pipeline::inputBoundName(s.inputBound));
+    return out;
+}
+
+std::string statsLine(const pipeline::PipelineSnapshot &s, int pass)
+{
+    return format("pass %d  %s elements  %s/s  bottleneck: %s", pass, count(double(s.elements)).c_str(), count(s.elementsPerSecond).c_str(),
+                  s.bottleneck.empty() ? "-" : s.bottleneck.c_str());
+}
+
+} // namespace sluice::cli

@@ -1,0 +1,43 @@
+#pragma once
+// AUTOTUNE: while the pipeline runs, adjusts the parallelism of stages whose num_parallel_calls is
+// AUTOTUNE and the buffer size of prefetches whose buffer_size is AUTOTUNE, by hill climbing on
+// what the counters of the last interval show:
+//   - a parallel stage whose consumer waited for it while its tasks were busy gets one more task,
+//     while the AUTOTUNE'd stages together stay within the CPU budget; one that idles gives one back;
+//   - a prefetch whose consumer found it empty grows by half, while all buffers together
+//     (capacity × average element size) stay within the RAM budget.
+// The values chosen are the stages' `parallelism` / `capacity` counters, which the stages read
+// before each decision and the snapshot reports.
+//
+// Threading: step() from one thread (the consumer's, between elements or while it waits).
+
+#include "pipeline/stage_stats.h"
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace sluice::pipeline {
+
+class Autotuner
+{
+public:
+    Autotuner(std::vector<StageStats *> stages, int cpuBudget, std::uint64_t ramBudgetBytes);
+    // Looks at the counters since the last step and adjusts; does nothing within `interval`.
+    void step(std::int64_t nowNanoseconds);
+
+private:
+    struct Seen
+    {
+        std::int64_t busy = 0, waitInput = 0;
+        std::uint64_t elements = 0, bytes = 0;
+    };
+    std::vector<StageStats *> m_stages;
+    int m_cpuBudget;
+    std::uint64_t m_ramBudget;
+    std::int64_t m_last = 0;
+    std::map<StageStats *, Seen> m_seen;
+    static constexpr std::int64_t kIntervalNs = 100'000'000;
+};
+
+} // namespace sluice::pipeline

@@ -1,0 +1,128 @@
+// map: a built-in function applied to every element, sequentially in the consumer's task or on
+// num_parallel_calls tasks at once (AUTOTUNE: tuned while running), in input order unless
+// deterministic is false, as tf.data map.
+#include "pipeline/async_stage.h"
+#include "pipeline/map_functions.h"
+#include "pipeline/op_registry.h"
+
+#include <atomic>
+#include <set>
+
+namespace sluice::pipeline {
+namespace {
+
+class MapDataset final : public Dataset
+{
+public:
+    MapDataset(StageStats *stats, DatasetPtr input, std::shared_ptr<const MapFunction> function, std::int64_t parallel, bool deterministic,
+               int threads)
+        : Dataset(function->outputSpec(), stats), m_input(std::move(input)), m_function(std::move(function)),
+          m_parallel(parallel), m_deterministic(deterministic), m_threads(threads)
+    {
+    }
+    std::int64_t cardinality() const override { return m_input->cardinality(); }
+
+protected:
+    std::unique_ptr<Iterator> makeRawIterator(const IteratorContext &context) const override
+    {
+        const std::uint64_t pass = m_passes.fetch_add(1);
+        auto fn = m_function;
+        if (m_parallel == 0) {
+            class SequentialMap final : public Iterator
+            {
+            public:
+                SequentialMap(std::unique_ptr<Iterator> input, std::shared_ptr<const MapFunction> fn, std::uint64_t pass)
+                    : m_input(std::move(input)), m_fn(std::move(fn)), m_pass(pass)
+                {
+                }
+                Result<Poll> next(Element &out) override
+                {
+                    Element in;
+                    auto r = m_input->next(in);
+                    if (!r.ok() || *r != Poll::Ready)
+                        return r;
+                    auto mapped = m_fn->apply(std::move(in), m_pass, m_sequence++);
+                    if (!mapped.ok())
+                        return mapped.error();
+                    out = std::move(mapped).value();
+                    return Poll::Ready;
+                }
+
+            private:
+                std::unique_ptr<Iterator> m_input;
+                std::shared_ptr<const MapFunction> m_fn;
+                std::uint64_t m_pass, m_sequence = 0;
+            };
+            return std::make_unique<SequentialMap>(m_input->makeIterator(context), fn, pass);
+        }
+        const int p = m_parallel == kAutotune ? m_threads : int(m_parallel);
+        DatasetPtr input = m_input;
+        return AsyncStage::start(
+            context, [input](const IteratorContext &c) { return input->makeIterator(c); },
+            [fn, pass](Element &&e, std::uint64_t sequence) { return fn->apply(std::move(e), pass, sequence); },
+            AsyncOptions{p, p, m_deterministic}, stats());
+    }
+
+private:
+    DatasetPtr m_input;
+    std::shared_ptr<const MapFunction> m_function;
+    std::int64_t m_parallel; // 0: sequential
+    bool m_deterministic;
+    int m_threads;
+    mutable std::atomic<std::uint64_t> m_passes{0};
+};
+
+std::shared_ptr<Dataset> buildMap(BuildContext &context, Params &params, const Inputs &inputs)
+{
+    const std::string function = params.string("function", std::nullopt);
+    const std::int64_t parallel = params.has("num_parallel_calls") ? params.autotunable("num_parallel_calls", std::nullopt) : 0;
+    const bool deterministic = params.boolean("deterministic", true);
+    // Parameters of other functions are mistakes here (a typo'd function name, a stray key).
+    for (const auto &f : mapFunctions()) {
+        if (f.name != function)
+            continue;
+        std::set<std::string> allowed(f.params.begin(), f.params.end());
+        allowed.insert({"function", "num_parallel_calls", "deterministic"});
+        for (const auto &[key, value] : params.node().params.items())
+            if (!allowed.count(key))
+                params.fail(key, "is not a parameter of function \"" + function + "\"");
+    }
+    DatasetPtr input = inputs.at(0);
+    std::shared_ptr<const MapFunction> fn = makeMapFunction(function, context, params, *input);
+    StageStats *stats = context.statsFor(params.node());
+    stats->async = parallel != 0;
+    stats->tunesParallelism = parallel == kAutotune;
+    return std::make_shared<MapDataset>(stats, input, std::move(fn), parallel, deterministic, context.threads());
+}
+
+} // namespace
+
+void registerMapOps(std::vector<OpInfo> &ops)
+{
+    std::vector<ParamInfo> params{
+        {"function", "enum:identity|cast|normalize|scale|clip|one_hot|reshape|gaussian_noise|concat", "", "the built-in function"},
+        {"num_parallel_calls", "int|AUTOTUNE", "", "elements mapped at once (absent: one at a time, in order)"},
+        {"deterministic", "bool", "true", "keep input order when mapping in parallel"},
+        {"features", "feature|list", "", "the feature(s) the function applies to"},
+        {"dtype", "dtype", "", "cast, one_hot: output dtype"},
+        {"mean", "number|list|adapt", "0", "normalize: mean, per last-axis position, or \"adapt\""},
+        {"std", "number|list|adapt", "1", "normalize: standard deviation, or \"adapt\""},
+        {"adapt_elements", "int", "-1", "normalize: elements to adapt over (-1: all)"},
+        {"scale", "number", "", "scale: factor"},
+        {"offset", "number", "0", "scale: added after scaling"},
+        {"clip_value_min", "number", "", "clip: lower bound"},
+        {"clip_value_max", "number", "", "clip: upper bound"},
+        {"depth", "int", "", "one_hot: number of classes"},
+        {"shape", "list", "", "reshape: new shape"},
+        {"stddev", "number", "", "gaussian_noise: standard deviation"},
+        {"seed", "int", "", "gaussian_noise: random seed"},
+        {"name", "string", "", "concat: the new feature's name"},
+        {"keep_inputs", "bool", "true", "concat: keep the concatenated features too"},
+    };
+    ops.push_back({"map", "transformations",
+                   "Applies a built-in function to every element (tf.data map with a function such as tf.cast or a Keras "
+                   "preprocessing layer).",
+                   std::move(params), 1, 1, buildMap});
+}
+
+} // namespace sluice::pipeline

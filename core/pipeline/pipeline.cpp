@@ -1,0 +1,232 @@
+#include "pipeline/pipeline.h"
+
+#include "pipeline/autotuner.h"
+#include "pipeline/blocking_reader.h"
+#include "pipeline/build_context.h"
+#include "pipeline/runtime.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <deque>
+#include <mutex>
+
+namespace sluice::pipeline {
+
+struct Pipeline::Impl
+{
+    // Declaration order matters for destruction: counters outlive the runtime's tasks.
+    std::deque<StageStats> stats;
+    std::vector<StageStats *> order; // source first
+    std::unique_ptr<Runtime> runtime;
+    DatasetPtr output;
+    std::string outputNode;
+    std::unique_ptr<BlockingReader> reader;
+    std::unique_ptr<Autotuner> tuner;
+    StatsSink sink;
+    PipelineOptions options;
+    std::uint64_t ramBudget = 0;
+
+    std::int64_t startNs = 0, firstRequestNs = 0, lastPublishNs = 0;
+    std::atomic<std::uint64_t> delivered{0};
+    std::atomic<std::int64_t> consumerWaitNs{0};
+    std::atomic<bool> consumerAttached{false};
+
+    void tick()
+    {
+        const std::int64_t now = nowNs();
+        if (tuner)
+            tuner->step(now);
+        if (now - lastPublishNs >= std::chrono::nanoseconds(options.statsInterval).count()) {
+            lastPublishNs = now;
+            sink.publish(snapshot());
+        }
+    }
+    PipelineSnapshot snapshot() const;
+};
+
+Pipeline::Pipeline() : m_impl(std::make_unique<Impl>()) {}
+
+Pipeline::~Pipeline()
+{
+    m_impl->reader.reset();
+    m_impl->runtime->cancel();
+    m_impl->runtime->waitIdle();
+}
+
+namespace {
+
+std::uint64_t halfOfRam()
+{
+    const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && size > 0 ? std::uint64_t(pages) * std::uint64_t(size) / 2 : (std::uint64_t(1) << 30);
+}
+
+} // namespace
+
+Result<std::unique_ptr<Pipeline>> Pipeline::build(const Project &project, PipelineOptions options)
+{
+    std::unique_ptr<Pipeline> pipeline(new Pipeline());
+    Impl &impl = *pipeline->m_impl;
+    impl.options = options;
+    impl.runtime = std::make_unique<Runtime>(options.threads);
+    impl.ramBudget = options.ramBudgetBytes ? options.ramBudgetBytes : halfOfRam();
+    const std::string what = project.path().empty() ? std::string("project") : project.path();
+
+    std::string output;
+    if (options.outputNode) {
+        if (!project.findNode(*options.outputNode))
+            return Error::invalid(what, "node \"" + *options.outputNode + "\" does not exist");
+        output = *options.outputNode;
+    } else {
+        auto node = project.outputNode();
+        if (!node.ok())
+            return Error::invalid(what, node.error().reason);
+        output = *node;
+    }
+    try {
+        BuildContext context(project, what, impl.stats, impl.runtime->threads());
+        context.setGlobalSeed(options.seed);
+        impl.output = context.build(output);
+    } catch (const BuildFailure &failure) {
+        Error e = failure.error;
+        e.what = what;
+        return e;
+    } catch (const std::bad_alloc &) {
+        return Error::io(what, "out of memory while building the pipeline");
+    }
+    impl.outputNode = output;
+    // Stages in project order (sources first), keeping only those this pipeline runs.
+    for (const auto &id : project.topologicalOrder())
+        for (auto &s : impl.stats)
+            if (s.nodeId == id)
+                impl.order.push_back(&s);
+    if (options.autotune)
+        impl.tuner = std::make_unique<Autotuner>(impl.order, impl.runtime->threads(), impl.ramBudget);
+    return pipeline;
+}
+
+const ElementSpec &Pipeline::elementSpec() const { return m_impl->output->spec(); }
+const std::string &Pipeline::outputNode() const { return m_impl->outputNode; }
+std::int64_t Pipeline::cardinality() const { return m_impl->output->cardinality(); }
+
+Result<std::optional<Element>> Pipeline::next()
+{
+    Impl &impl = *m_impl;
+    const std::int64_t now = nowNs();
+    if (!impl.startNs)
+        impl.startNs = now;
+    if (!impl.firstRequestNs)
+        impl.firstRequestNs = now;
+    if (!impl.reader)
+        impl.reader = std::make_unique<BlockingReader>(*impl.output, *impl.runtime);
+    const std::int64_t waitedBefore = impl.reader->waitedNs();
+    auto r = impl.reader->next(std::chrono::milliseconds(20), [&impl] { impl.tick(); });
+    impl.consumerWaitNs.fetch_add(impl.reader->waitedNs() - waitedBefore, std::memory_order_relaxed);
+    if (r.ok() && *r)
+        impl.delivered.fetch_add(1, std::memory_order_relaxed);
+    impl.tick();
+    if (!r.ok() && r.error().reason != "cancelled") {
+        Error e = r.error();
+        if (e.what.empty() || e.what == "pipeline")
+            e.what = "pipeline";
+        return e;
+    }
+    return r;
+}
+
+void Pipeline::restart()
+{
+    m_impl->reader.reset();
+}
+
+void Pipeline::cancel()
+{
+    m_impl->runtime->cancel();
+}
+
+bool Pipeline::cancelled() const { return m_impl->runtime->cancelled(); }
+
+void Pipeline::setConsumerAttached(bool attached) { m_impl->consumerAttached = attached; }
+
+StatsSink &Pipeline::sink() { return m_impl->sink; }
+
+PipelineSnapshot Pipeline::snapshot() const { return m_impl->snapshot(); }
+
+PipelineSnapshot Pipeline::Impl::snapshot() const
+{
+    PipelineSnapshot snap;
+    const std::int64_t now = nowNs();
+    const double elapsed = startNs ? double(now - startNs) * 1e-9 : 0;
+    snap.elapsedSeconds = elapsed;
+    snap.elements = delivered.load();
+    snap.elementsPerSecond = elapsed > 0 ? double(snap.elements) / elapsed : 0;
+    snap.threads = runtime->threads();
+    snap.ramBudgetBytes = ramBudget;
+    double worst = -1;
+    for (const StageStats *s : order) {
+        StageSnapshot st;
+        st.id = s->nodeId;
+        st.op = s->op;
+        st.async = s->async;
+        st.elements = s->elements.load();
+        st.bytes = s->bytes.load();
+        st.elementsPerSecond = elapsed > 0 ? double(st.elements) / elapsed : 0;
+        st.bytesPerSecond = elapsed > 0 ? double(st.bytes) / elapsed : 0;
+        std::int64_t inputsNs = 0;
+        for (const StageStats *in : s->inputs)
+            inputsNs += in->inclusiveNs.load();
+        if (s->async) {
+            st.busySeconds = double(s->busyNs.load()) * 1e-9;
+            st.waitInputSeconds = double(s->waitInputNs.load()) * 1e-9;
+            st.waitConsumerSeconds = double(s->waitConsumerNs.load()) * 1e-9;
+            st.queueCapacity = s->capacity.load();
+            st.parallelism = std::max(1, s->parallelism.load());
+            const auto samples = s->fillSamples.load();
+            st.queueFill = samples ? double(s->fillSum.load()) / 1000.0 / double(samples) : 0;
+            if (s->tunesParallelism)
+                st.tuned["num_parallel_calls"] = st.parallelism;
+            if (s->tunesBuffer)
+                st.tuned["buffer_size"] = st.queueCapacity;
+        } else {
+            st.busySeconds = double(std::max<std::int64_t>(0, s->inclusiveNs.load() - inputsNs)) * 1e-9;
+            st.waitInputSeconds = double(inputsNs) * 1e-9;
+        }
+        st.utilisation = elapsed > 0 ? std::min(1.0, st.busySeconds / (elapsed * std::max(1, st.parallelism))) : 0;
+        if (st.utilisation > worst) {
+            worst = st.utilisation;
+            snap.bottleneck = st.id;
+            char text[256];
+            std::snprintf(text, sizeof text, "%s busy %.0f%% of the time on %d thread%s", st.op.c_str(), 100 * st.utilisation,
+                          std::max(1, st.parallelism), st.parallelism > 1 ? "s" : "");
+            snap.bottleneckReason = text;
+            if (s->tunesParallelism || (st.async && st.parallelism > 0 && st.op != "prefetch"))
+                snap.bottleneckReason += st.parallelism >= runtime->threads()
+                                             ? "; it uses the whole CPU budget (--threads)"
+                                             : "; more num_parallel_calls would help";
+            else if (!st.async && st.op != "prefetch")
+                snap.bottleneckReason += "; it runs one element at a time";
+        }
+        snap.stages.push_back(std::move(st));
+    }
+    snap.consumerAttached = consumerAttached.load();
+    if (firstRequestNs) {
+        const double consumerTime = double(now - firstRequestNs);
+        snap.inputBoundShare = consumerTime > 0 ? std::min(1.0, double(consumerWaitNs.load()) / consumerTime) : 0;
+        snap.inputBound = classifyInputBound(snap.inputBoundShare);
+    }
+    if (snap.consumerAttached && snap.inputBound == InputBound::None && snap.elements > 0) {
+        snap.bottleneck = "consumer";
+        char text[160];
+        std::snprintf(text, sizeof text, "the pipeline keeps up: the consumer waited for input %.1f%% of its time",
+                      100 * snap.inputBoundShare);
+        snap.bottleneckReason = text;
+    }
+    if (snap.elements == 0 && worst <= 0) {
+        snap.bottleneck.clear();
+        snap.bottleneckReason.clear();
+    }
+    return snap;
+}
+
+} // namespace sluice::pipeline

@@ -1,0 +1,76 @@
+#include "pipeline/random_access.h"
+
+namespace sluice::pipeline {
+namespace {
+
+class RandomAccessIterator final : public Iterator
+{
+public:
+    explicit RandomAccessIterator(const RandomAccess &access) : m_rows(access.rows()), m_pass(access.openPass()) {}
+
+    Result<Poll> next(Element &out) override
+    {
+        if (m_position >= m_pass->size())
+            return Poll::End;
+        out = m_rows.element(m_pass->row(m_position++));
+        return Poll::Ready;
+    }
+
+private:
+    const RowSource &m_rows;
+    std::shared_ptr<const IndexMap> m_pass;
+    std::uint64_t m_position = 0;
+};
+
+std::uint64_t splitmix64(std::uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+} // namespace
+
+std::int64_t RandomAccessDataset::cardinality() const
+{
+    return std::int64_t(openPass(false)->size());
+}
+
+std::unique_ptr<Iterator> RandomAccessDataset::makeRawIterator(const IteratorContext &) const
+{
+    return std::make_unique<RandomAccessIterator>(*this);
+}
+
+FeistelPermutation::FeistelPermutation(std::uint64_t n, std::uint64_t seed) : m_n(n)
+{
+    unsigned bits = 2;
+    while (bits < 64 && (std::uint64_t(1) << bits) < n)
+        ++bits;
+    bits += bits & 1; // even, so both halves have the same width
+    m_halfBits = bits / 2;
+    m_halfMask = (std::uint64_t(1) << m_halfBits) - 1;
+    std::uint64_t s = seed;
+    for (auto &k : m_keys)
+        k = s = splitmix64(s);
+}
+
+std::uint64_t FeistelPermutation::operator()(std::uint64_t i) const
+{
+    // Cycle walking: the network permutes [0, 2^bits); re-apply until the value lands in [0, n).
+    // The domain is at most 4n, so this takes under four rounds on average.
+    std::uint64_t x = i;
+    do {
+        std::uint64_t left = x >> m_halfBits, right = x & m_halfMask;
+        for (std::uint64_t key : m_keys) {
+            const std::uint64_t f = splitmix64(right ^ key) & m_halfMask;
+            const std::uint64_t newRight = left ^ f;
+            left = right;
+            right = newRight;
+        }
+        x = (left << m_halfBits) | right;
+    } while (x >= m_n);
+    return x;
+}
+
+} // namespace sluice::pipeline

@@ -1,0 +1,99 @@
+#pragma once
+// Datasets whose elements can be read by position: mapped .npy/.npz arrays and range, and
+// shard / skip / take / global_shuffle over them. A pass over such a dataset is an IndexMap
+// from output position to source row; batch gathers the rows of each batch straight from the
+// mapping into the batch buffer (no per-element work or allocation on that path).
+//
+// Threading: RowSource and IndexMap are immutable and used from many tasks at once.
+
+#include "pipeline/dataset.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace sluice::pipeline {
+
+// Where rows come from.
+class RowSource
+{
+public:
+    virtual ~RowSource() = default;
+    virtual std::uint64_t rowCount() const = 0;
+    // Copies the rows `rows` of feature `feature` one after another into `out`.
+    virtual void gather(std::size_t feature, std::span<const std::uint64_t> rows, std::byte *out) const = 0;
+    // Row `row` as an element (views into the mapping where possible).
+    virtual Element element(std::uint64_t row) const = 0;
+};
+
+// One pass: output position → source row.
+class IndexMap
+{
+public:
+    virtual ~IndexMap() = default;
+    virtual std::uint64_t size() const = 0;
+    virtual std::uint64_t row(std::uint64_t position) const = 0;
+};
+
+class RandomAccess
+{
+public:
+    virtual ~RandomAccess() = default;
+    virtual const RowSource &rows() const = 0;
+    // The index of a new pass (global_shuffle counts passes to draw a fresh permutation each);
+    // with newPass false, an index of the same size that counts nothing (for cardinality).
+    virtual std::shared_ptr<const IndexMap> openPass(bool newPass = true) const = 0;
+};
+
+// A random-access dataset: its element iterator walks the index map and reads rows one by one.
+class RandomAccessDataset : public Dataset, public RandomAccess
+{
+public:
+    using Dataset::Dataset;
+    const RandomAccess *randomAccess() const override { return this; }
+    std::int64_t cardinality() const override;
+
+protected:
+    std::unique_ptr<Iterator> makeRawIterator(const IteratorContext &context) const override;
+};
+
+// Random access derived from the input's by remapping each pass's positions (take, skip, shard,
+// global_shuffle over a random-access input).
+class DerivedAccessDataset final : public RandomAccessDataset
+{
+public:
+    using Remap = std::function<std::shared_ptr<const IndexMap>(std::shared_ptr<const IndexMap>, bool newPass)>;
+    DerivedAccessDataset(DatasetPtr input, StageStats *stats, Remap remap)
+        : RandomAccessDataset(input->spec(), stats), m_input(std::move(input)), m_remap(std::move(remap))
+    {
+    }
+    const RowSource &rows() const override { return m_input->randomAccess()->rows(); }
+    std::shared_ptr<const IndexMap> openPass(bool newPass = true) const override
+    {
+        return m_remap(m_input->randomAccess()->openPass(newPass), newPass);
+    }
+
+private:
+    DatasetPtr m_input;
+    Remap m_remap;
+};
+
+// A bijection on [0, n) drawn from `seed`: a 4-round Feistel network on the next power of two,
+// cycle-walked into range. O(1) memory whatever n, so a global shuffle of billions of rows needs
+// no permutation table and no buffer to fill.
+class FeistelPermutation
+{
+public:
+    FeistelPermutation(std::uint64_t n, std::uint64_t seed);
+    std::uint64_t operator()(std::uint64_t i) const;
+
+private:
+    std::uint64_t m_n;
+    unsigned m_halfBits;
+    std::uint64_t m_halfMask;
+    std::uint64_t m_keys[4];
+};
+
+} // namespace sluice::pipeline

@@ -1,0 +1,167 @@
+// shuffle: tf.data's buffered shuffle for any input; global_shuffle: a fresh permutation of a
+// random-access input every pass, with no buffer to fill.
+#include "pipeline/build_context.h"
+#include "pipeline/op_registry.h"
+#include "pipeline/random_access.h"
+
+#include <atomic>
+
+namespace sluice::pipeline {
+namespace {
+
+std::uint64_t mix(std::uint64_t a, std::uint64_t b)
+{
+    std::uint64_t x = a ^ (b + 0x9e3779b97f4a7c15ull + (a << 6) + (a >> 2));
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+// splitmix64 stream: fast, and the same numbers on every machine (std:: distributions are not).
+class Rng
+{
+public:
+    explicit Rng(std::uint64_t seed) : m_state(seed) {}
+    std::uint64_t next()
+    {
+        std::uint64_t z = (m_state += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+    }
+    // Lemire's multiply-shift: uniform enough for buffer sizes far below 2^64, and no division.
+    std::uint64_t below(std::uint64_t n)
+    {
+        __extension__ using U128 = unsigned __int128;
+        return std::uint64_t(U128(next()) * n >> 64);
+    }
+
+private:
+    std::uint64_t m_state;
+};
+
+// tf.data's algorithm: fill a buffer with the first buffer_size elements; then each output is a
+// uniformly chosen buffer slot, refilled with the next input element; at the end of the input
+// the rest of the buffer is drained in random order.
+class ShuffleIterator final : public Iterator
+{
+public:
+    ShuffleIterator(std::unique_ptr<Iterator> input, std::uint64_t bufferSize, std::uint64_t seed)
+        : m_input(std::move(input)), m_bufferSize(bufferSize), m_rng(seed)
+    {
+    }
+    Result<Poll> next(Element &out) override
+    {
+        while (!m_inputEnded && m_buffer.size() < m_bufferSize) {
+            Element e;
+            auto r = m_input->next(e);
+            if (!r.ok() || *r == Poll::Pending)
+                return r;
+            if (*r == Poll::End)
+                m_inputEnded = true;
+            else
+                m_buffer.push_back(std::move(e));
+        }
+        if (m_buffer.empty())
+            return Poll::End;
+        const std::uint64_t pick = m_rng.below(m_buffer.size());
+        out = std::move(m_buffer[pick]);
+        if (pick != m_buffer.size() - 1)
+            m_buffer[pick] = std::move(m_buffer.back());
+        m_buffer.pop_back();
+        return Poll::Ready;
+    }
+
+private:
+    std::unique_ptr<Iterator> m_input;
+    std::uint64_t m_bufferSize;
+    Rng m_rng;
+    bool m_inputEnded = false;
+    std::vector<Element> m_buffer;
+};
+
+class ShuffleDataset final : public Dataset
+{
+public:
+    ShuffleDataset(StageStats *stats, DatasetPtr input, std::uint64_t bufferSize, std::uint64_t seed, bool reshuffle)
+        : Dataset(input->spec(), stats), m_input(std::move(input)), m_bufferSize(bufferSize), m_seed(seed), m_reshuffle(reshuffle)
+    {
+    }
+    std::int64_t cardinality() const override { return m_input->cardinality(); }
+
+protected:
+    std::unique_ptr<Iterator> makeRawIterator(const IteratorContext &context) const override
+    {
+        const std::uint64_t pass = m_passes.fetch_add(1);
+        return std::make_unique<ShuffleIterator>(m_input->makeIterator(context), m_bufferSize, mix(m_seed, m_reshuffle ? pass : 0));
+    }
+
+private:
+    DatasetPtr m_input;
+    std::uint64_t m_bufferSize, m_seed;
+    bool m_reshuffle;
+    mutable std::atomic<std::uint64_t> m_passes{0};
+};
+
+std::shared_ptr<Dataset> buildShuffle(BuildContext &context, Params &params, const Inputs &inputs)
+{
+    const std::int64_t bufferSize = params.integer("buffer_size", std::nullopt, 1);
+    std::optional<std::int64_t> seed;
+    if (params.has("seed"))
+        seed = params.integer("seed", std::nullopt, INT64_MIN);
+    const bool reshuffle = params.boolean("reshuffle_each_iteration", true);
+    return std::make_shared<ShuffleDataset>(context.statsFor(params.node()), inputs.at(0), std::uint64_t(bufferSize),
+                                            context.seedFor(params.node(), seed), reshuffle);
+}
+
+class PermutedMap final : public IndexMap
+{
+public:
+    PermutedMap(std::shared_ptr<const IndexMap> inner, std::uint64_t seed) : m_inner(std::move(inner)), m_permutation(m_inner->size(), seed) {}
+    std::uint64_t size() const override { return m_inner->size(); }
+    std::uint64_t row(std::uint64_t p) const override { return m_inner->row(m_permutation(p)); }
+
+private:
+    std::shared_ptr<const IndexMap> m_inner;
+    FeistelPermutation m_permutation;
+};
+
+std::shared_ptr<Dataset> buildGlobalShuffle(BuildContext &context, Params &params, const Inputs &inputs)
+{
+    std::optional<std::int64_t> ownSeed;
+    if (params.has("seed"))
+        ownSeed = params.integer("seed", std::nullopt, INT64_MIN);
+    const bool reshuffle = params.boolean("reshuffle_each_iteration", true);
+    DatasetPtr input = inputs.at(0);
+    if (!input->randomAccess())
+        params.fail("", "needs a random-access input (from_npy, from_npz, range, or take / skip / shard / global_shuffle over "
+                        "them) directly before it; use shuffle(buffer_size) for streams such as TFRecord or CSV");
+    const std::uint64_t seed = context.seedFor(params.node(), ownSeed);
+    auto passes = std::make_shared<std::atomic<std::uint64_t>>(0);
+    return std::make_shared<DerivedAccessDataset>(input, context.statsFor(params.node()),
+                                                  [seed, reshuffle, passes](std::shared_ptr<const IndexMap> inner, bool newPass) {
+                                                      const std::uint64_t pass = newPass ? passes->fetch_add(1) : 0;
+                                                      return std::make_shared<PermutedMap>(std::move(inner), mix(seed, reshuffle ? pass : 0));
+                                                  });
+}
+
+} // namespace
+
+void registerShuffleOps(std::vector<OpInfo> &ops)
+{
+    ops.push_back({"shuffle", "transformations",
+                   "Buffered shuffle, as tf.data shuffle: each output is drawn at random from a buffer of buffer_size elements.",
+                   {{"buffer_size", "int", "", "elements in the shuffle buffer (the dataset size gives a full shuffle)"},
+                    {"seed", "int", "", "random seed (default: from the pipeline seed, else random)"},
+                    {"reshuffle_each_iteration", "bool", "true", "a different order on each pass (repeat, epochs)"}},
+                   1, 1, buildShuffle});
+    ops.push_back({"global_shuffle", "transformations",
+                   "A uniformly random permutation of a random-access input (mapped arrays, range) on every pass, with no "
+                   "buffer to fill and O(1) memory (a seeded Feistel bijection), as tf.data's global_shuffle. Batches after it "
+                   "are still gathered straight from the mapping.",
+                   {{"seed", "int", "", "random seed (default: from the pipeline seed, else random)"},
+                    {"reshuffle_each_iteration", "bool", "true", "a fresh permutation on each pass"}},
+                   1, 1, buildGlobalShuffle});
+}
+
+} // namespace sluice::pipeline
