@@ -23,6 +23,7 @@ const std::map<QString, Command> &commandTable()
         {"bench", sluice::commands::bench},
         {"run", sluice::commands::run},
         {"preview", sluice::commands::preview},
+        {"ops", sluice::commands::ops},
     };
     return table;
 }
@@ -36,6 +37,7 @@ void printUsage()
                "  sluice gen KIND --out DIR --rows N ...      synthetic datasets of any size, streamed to disk\n"
                "  sluice run PROJECT --profile [--seconds S]  iterates a project's pipeline; per-stage table and bottleneck\n"
                "  sluice preview PROJECT [--node ID] [--out DIR]  what a stage emits (printed, or as .npz batches)\n"
+               "  sluice ops [--markdown]                     every pipeline op and its parameters\n"
                "  sluice bench read FILE [options]            batch-gather throughput against memcpy\n"
                "  sluice bench pipeline FILE [options]        the classic pipeline's samples/s and per-element overhead\n"
                "  sluice --version                            version, build options and GPUs found\n"
@@ -79,7 +81,7 @@ int main(int argc, char **argv)
     }
     const auto it = commandTable().find(args[0]);
     if (it == commandTable().end()) {
-        sluice::cli::printError(args[0].toStdString(), "unknown command (known: inspect, gen, run, preview, bench; see 'sluice --help')");
+        sluice::cli::printError(args[0].toStdString(), "unknown command (known: inspect, gen, run, preview, ops, bench; see 'sluice --help')");
         return sluice::cli::BadInput;
     }
     try {

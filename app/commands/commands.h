@@ -13,5 +13,6 @@ int run(const QStringList &arguments);
 // `sluice bench pipeline` (bench_pipeline_command.cpp); bench() dispatches to it.
 int benchPipeline(const QStringList &arguments);
 int preview(const QStringList &arguments);
+int ops(const QStringList &arguments);
 
 } // namespace sluice::commands

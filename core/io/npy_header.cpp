@@ -320,10 +320,10 @@ Result<NpyHeader> parseNpyHeader(std::span<const std::byte> bytes, const std::st
 
 std::string formatNpyHeader(TypeDescr descr, bool fortranOrder, std::span<const std::uint64_t> shape, bool reserveRows)
 {
-    return formatNpyHeader(descr.str(), fortranOrder, shape, reserveRows);
+    return formatNpyHeaderText(descr.str(), fortranOrder, shape, reserveRows);
 }
 
-std::string formatNpyHeader(const std::string &descr, bool fortranOrder, std::span<const std::uint64_t> shape, bool reserveRows)
+std::string formatNpyHeaderText(const std::string &descr, bool fortranOrder, std::span<const std::uint64_t> shape, bool reserveRows)
 {
     std::string dict = "{'descr': '" + descr + "', 'fortran_order': " + (fortranOrder ? "True" : "False") + ", 'shape': (";
     for (std::size_t i = 0; i < shape.size(); ++i) {

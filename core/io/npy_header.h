@@ -43,7 +43,7 @@ std::uint64_t npyHeaderLength(std::span<const std::byte> prefix);
 std::string formatNpyHeader(TypeDescr descr, bool fortranOrder, std::span<const std::uint64_t> shape,
                             bool reserveRows = false);
 // The same with numpy's descr text as given (fixed-width byte strings: "|S12").
-std::string formatNpyHeader(const std::string &descr, bool fortranOrder, std::span<const std::uint64_t> shape,
+std::string formatNpyHeaderText(const std::string &descr, bool fortranOrder, std::span<const std::uint64_t> shape,
                             bool reserveRows = false);
 
 } // namespace sluice

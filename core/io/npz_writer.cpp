@@ -78,7 +78,7 @@ Status NpzWriter::addStrings(const std::string &name, std::span<const std::uint6
     std::vector<std::byte> data(values.size() * width, std::byte{0});
     for (std::size_t i = 0; i < values.size(); ++i)
         std::memcpy(data.data() + i * width, values[i].data(), values[i].size());
-    return addMember(name, formatNpyHeader("|S" + std::to_string(width), false, shape), data);
+    return addMember(name, formatNpyHeaderText("|S" + std::to_string(width), false, shape), data);
 }
 
 Status NpzWriter::addMember(const std::string &name, const std::string &header, std::span<const std::byte> data)

@@ -22,9 +22,11 @@ std::unique_ptr<Iterator> AsyncStage::start(const IteratorContext &context,
     auto stage = std::make_shared<AsyncStage>(context.runtime, context.waker, std::move(function), options, stats);
     // The input wakes the pump through a weak reference: an input never keeps its consumer alive.
     std::weak_ptr<AsyncStage> weak = stage;
+    // Wakers run on the arena thread that made the input ready, so the pump continues right
+    // there instead of paying for a task hand-off (and a sleeping worker's wake-up) per element.
     stage->m_input = makeInput(IteratorContext{context.runtime, [weak] {
                                                    if (auto s = weak.lock())
-                                                       s->schedulePump();
+                                                       s->schedulePump(true);
                                                }});
     stage->schedulePump();
     return std::make_unique<AsyncIterator>(std::move(stage));
@@ -55,7 +57,7 @@ void AsyncStage::stop()
     m_stopped = true;
 }
 
-void AsyncStage::schedulePump()
+void AsyncStage::schedulePump(bool runHere)
 {
     {
         std::lock_guard lock(m_mutex);
@@ -66,8 +68,12 @@ void AsyncStage::schedulePump()
             return;
         }
         m_pumpScheduled = true;
+        m_pumpBlocked = false;
     }
-    m_runtime->spawn([self = shared_from_this()] { self->pump(); });
+    if (runHere)
+        pump();
+    else
+        m_runtime->spawn([self = shared_from_this()] { self->pump(); });
 }
 
 bool AsyncStage::takeConsumerWaiting()
@@ -103,6 +109,7 @@ void AsyncStage::pump()
                 }
                 if (full && !m_fullSince)
                     m_fullSince = nowNs();
+                m_pumpBlocked = full;
                 m_pumpScheduled = false;
                 return;
             }
@@ -185,7 +192,13 @@ void AsyncStage::runFunction(Element &&item, std::uint64_t sequence)
         --m_inFlight;
     }
     deliver(sequence, std::move(result));
-    schedulePump(); // a slot is free
+    bool blocked;
+    {
+        std::lock_guard lock(m_mutex);
+        blocked = m_pumpBlocked;
+    }
+    if (blocked)
+        schedulePump(true); // a slot is free: pull the next item on this thread
 }
 
 void AsyncStage::deliver(std::uint64_t sequence, Result<Element> result)
@@ -248,7 +261,13 @@ Result<Poll> AsyncStage::take(Element &out)
     if (!result) {
         return Poll::Pending;
     }
-    schedulePump(); // room in the buffer
+    bool blocked;
+    {
+        std::lock_guard lock(m_mutex);
+        blocked = m_pumpBlocked;
+    }
+    if (blocked)
+        schedulePump(); // room in the buffer; the consumer may be the main thread, so a task pumps
     if (!result->ok())
         return result->error();
     out = std::move(result->value());

@@ -45,7 +45,8 @@ public:
 
     Result<Poll> take(Element &out);
     void stop();
-    void schedulePump();
+    // Starts the pump unless it runs; `runHere` runs it on the calling (arena) thread.
+    void schedulePump(bool runHere = false);
 
 private:
     void pump();
@@ -73,6 +74,7 @@ private:
     std::optional<Error> m_inputError;                // GUARDED_BY(m_mutex)
     bool m_pumpScheduled = false, m_pumpRerun = false; // GUARDED_BY(m_mutex)
     bool m_consumerWaiting = false;                   // GUARDED_BY(m_mutex)
+    bool m_pumpBlocked = false;                       // GUARDED_BY(m_mutex): stopped by a full buffer
     bool m_stopped = false;                           // GUARDED_BY(m_mutex)
     std::int64_t m_emptySince = 0, m_fullSince = 0;   // GUARDED_BY(m_mutex): for wait times
 

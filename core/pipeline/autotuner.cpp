@@ -15,7 +15,7 @@ void Autotuner::step(std::int64_t nowNanoseconds)
     if (m_last == 0) {
         m_last = now;
         for (StageStats *s : m_stages)
-            m_seen[s] = {s->busyNs.load(), s->waitInputNs.load(), s->elements.load(), s->bytes.load()};
+            m_seen[s] = {s->busyNs.load(), s->waitInputNs.load(), s->waitConsumerNs.load(), s->elements.load(), s->bytes.load()};
         return;
     }
     const std::int64_t window = now - m_last;
@@ -35,10 +35,11 @@ void Autotuner::step(std::int64_t nowNanoseconds)
     }
 
     for (StageStats *s : m_stages) {
-        Seen current{s->busyNs.load(), s->waitInputNs.load(), s->elements.load(), s->bytes.load()};
+        Seen current{s->busyNs.load(), s->waitInputNs.load(), s->waitConsumerNs.load(), s->elements.load(), s->bytes.load()};
         Seen &before = m_seen[s];
         const double busyShare = double(current.busy - before.busy) / double(window);
         const double starved = double(current.waitInput - before.waitInput) / double(window);
+        const double full = double(current.waitConsumer - before.waitConsumer) / double(window);
         const std::uint64_t produced = current.elements - before.elements;
         const double elementBytes = current.elements ? double(current.bytes) / double(current.elements) : 0;
         before = current;
@@ -46,16 +47,16 @@ void Autotuner::step(std::int64_t nowNanoseconds)
         if (s->tunesParallelism) {
             const int p = std::max(1, s->parallelism.load());
             const double perTask = busyShare / p;
-            if (starved > 0.02 && perTask > 0.6 && tunedParallelism < m_cpuBudget && p < m_cpuBudget) {
+            if (starved > 0.02 && perTask > 0.4 && tunedParallelism < m_cpuBudget && p < m_cpuBudget) {
                 s->parallelism.store(p + 1);
                 s->capacity.store(std::max(s->capacity.load(), p + 1));
                 ++tunedParallelism;
-            } else if (perTask < 0.25 && p > 1 && produced > 0) {
+            } else if (starved < 0.005 && perTask < 0.25 && p > 1 && produced > 0) {
                 s->parallelism.store(p - 1);
                 --tunedParallelism;
             }
         }
-        if (s->tunesBuffer && starved > 0.02) {
+        if (s->tunesBuffer && starved > 0.02 && full > 0.01) {
             const int capacity = std::max(1, s->capacity.load());
             const int grown = std::min(1024, capacity + std::max(1, capacity / 2));
             const std::uint64_t extra = std::uint64_t(elementBytes * (grown - capacity));

@@ -3,9 +3,12 @@
 // AUTOTUNE and the buffer size of prefetches whose buffer_size is AUTOTUNE, by hill climbing on
 // what the counters of the last interval show:
 //   - a parallel stage whose consumer waited for it while its tasks were busy gets one more task,
-//     while the AUTOTUNE'd stages together stay within the CPU budget; one that idles gives one back;
-//   - a prefetch whose consumer found it empty grows by half, while all buffers together
-//     (capacity × average element size) stay within the RAM budget.
+//     while the AUTOTUNE'd stages together stay within the CPU budget; one whose consumer never
+//     waited and whose tasks idle gives one back;
+//   - a prefetch whose consumer found it empty although it was also full at times (the producer
+//     is bursty, so a deeper buffer smooths it) grows by half, while all buffers together
+//     (capacity × average element size) stay within the RAM budget. A buffer that never fills
+//     would not help: its producer is simply slower than the consumer.
 // The values chosen are the stages' `parallelism` / `capacity` counters, which the stages read
 // before each decision and the snapshot reports.
 //
@@ -29,7 +32,7 @@ public:
 private:
     struct Seen
     {
-        std::int64_t busy = 0, waitInput = 0;
+        std::int64_t busy = 0, waitInput = 0, waitConsumer = 0;
         std::uint64_t elements = 0, bytes = 0;
     };
     std::vector<StageStats *> m_stages;

@@ -254,6 +254,8 @@ std::vector<DatasetPtr> BuildContext::buildPerFile(const std::string &id)
     if (m_fileFilter)
         throw BuildFailure{Error::invalid("", "node \"" + id + "\": an interleave inside another interleave's sub-pipeline is not supported")};
     const std::size_t files = fileCount(id);
+    if (files <= 1)
+        return {build(id)}; // one file (or a zip / range chain): the chain itself is the only sub-pipeline
     std::vector<DatasetPtr> out;
     for (std::size_t i = 0; i < files; ++i) {
         m_fileFilter = i;

@@ -1,6 +1,8 @@
 #include "pipeline/tensor.h"
 
 #include <cstdlib>
+#include <mutex>
+#include <unordered_map>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -42,9 +44,69 @@ std::optional<ValueType> valueTypeFromName(std::string_view name)
 
 namespace {
 
-// Batch buffers are 64-byte aligned so that every row copy and vector loop starts on a cache line.
+// Large buffers (batches) are recycled: a fresh one from the allocator is a new mmap whose
+// pages fault in and are zeroed on first write, which cost more than the gather itself. Batches
+// of one pipeline have the same few sizes, so a small cache per exact size serves nearly all.
+class BufferPool
+{
+public:
+    static constexpr std::size_t kMinBytes = 64 * 1024;
+    static constexpr std::size_t kMaxCachedBytes = 128u << 20;
+    static constexpr std::size_t kPerSize = 16;
+
+    void *take(std::size_t bytes)
+    {
+        {
+            std::lock_guard lock(m_mutex);
+            auto it = m_free.find(bytes);
+            if (it != m_free.end() && !it->second.empty()) {
+                void *p = it->second.back();
+                it->second.pop_back();
+                m_cached -= bytes;
+                return p;
+            }
+        }
+        return ::operator new(bytes, std::align_val_t(64));
+    }
+    void give(void *p, std::size_t bytes)
+    {
+        {
+            std::lock_guard lock(m_mutex);
+            auto &list = m_free[bytes];
+            if (list.size() < kPerSize && m_cached + bytes <= kMaxCachedBytes) {
+                list.push_back(p);
+                m_cached += bytes;
+                return;
+            }
+        }
+        ::operator delete(p, std::align_val_t(64));
+    }
+    ~BufferPool()
+    {
+        for (auto &[bytes, list] : m_free)
+            for (void *p : list)
+                ::operator delete(p, std::align_val_t(64));
+    }
+
+private:
+    std::mutex m_mutex;
+    std::unordered_map<std::size_t, std::vector<void *>> m_free; // GUARDED_BY(m_mutex)
+    std::size_t m_cached = 0;                                     // GUARDED_BY(m_mutex)
+};
+
+BufferPool &pool()
+{
+    static BufferPool instance; // destroyed at exit, after every pipeline
+    return instance;
+}
+
+// Owned buffers are 64-byte aligned so that every row copy and vector loop starts on a cache line.
 std::shared_ptr<const void> allocateAligned(std::size_t bytes)
 {
+    if (bytes >= BufferPool::kMinBytes) {
+        void *p = pool().take(bytes);
+        return std::shared_ptr<const void>(p, [bytes](const void *q) { pool().give(const_cast<void *>(q), bytes); });
+    }
     void *p = ::operator new(bytes ? bytes : 1, std::align_val_t(64));
     return std::shared_ptr<const void>(p, [](const void *q) { ::operator delete(const_cast<void *>(q), std::align_val_t(64)); });
 }

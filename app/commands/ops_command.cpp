@@ -1,0 +1,89 @@
+// sluice ops [--json | --markdown]: every pipeline op with its parameters, defaults and the
+// tf.data equivalent, straight from the op registry (docs/pipeline-ops.md is this command's
+// --markdown output, checked by tst_cli so the reference never drifts from the code).
+#include "commands/commands.h"
+
+#include "cli/cli_support.h"
+#include "pipeline/map_functions.h"
+#include "pipeline/op_registry.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+namespace sluice::commands {
+namespace {
+
+std::string markdown()
+{
+    std::string out = "# Pipeline ops\n\n"
+                      "Every op a `.sluice` project's pipeline may use, with tf.data's names and semantics. This page is the "
+                      "output of `sluice ops --markdown`.\n\n"
+                      "A node is `{\"id\": ..., \"op\": ..., \"params\": {...}}`; edges `[from, to]` connect them. Counts "
+                      "marked `int|AUTOTUNE` take a number, `\"AUTOTUNE\"` or `-1` (tf.data.AUTOTUNE). Paths are relative "
+                      "to the project file's folder.\n";
+    for (const char *group : {"sources", "transformations", "performance"}) {
+        out += std::string("\n## ") + (std::string(group) == "sources" ? "Sources" : std::string(group) == "transformations"
+                                                                                          ? "Transformations"
+                                                                                          : "Performance") + "\n";
+        for (const auto &op : pipeline::allOps()) {
+            if (op.group != group)
+                continue;
+            out += "\n### `" + op.name + "`\n\n" + op.summary + "\n";
+            if (op.params.empty())
+                continue;
+            out += "\n| parameter | type | default | meaning |\n|---|---|---|---|\n";
+            for (const auto &p : op.params) {
+                std::string type = p.type;
+                for (char &c : type)
+                    if (c == '|')
+                        c = '/';
+                out += "| `" + p.name + "` | " + type + " | " + (p.defaultValue.empty() ? "required" : "`" + p.defaultValue + "`") +
+                       " | " + p.doc + " |\n";
+            }
+            if (op.name == "map") {
+                out += "\nFunctions:\n\n";
+                for (const auto &f : pipeline::mapFunctions()) {
+                    std::string params;
+                    for (const auto &p : f.params)
+                        params += (params.empty() ? "" : ", ") + p;
+                    out += "- `" + f.name + "`" + (params.empty() ? "" : " (" + params + ")") + ": " + f.doc + "\n";
+                }
+            }
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+int ops(const QStringList &arguments)
+{
+    QCommandLineParser parser;
+    parser.setApplicationDescription("Lists every pipeline op and its parameters.\n\nExample:\n  sluice ops --markdown > ops.md");
+    parser.addOption({"json", "As JSON."});
+    parser.addOption({"markdown", "As the Markdown reference page."});
+    if (auto exit = cli::parseOrExit(parser, arguments))
+        return *exit;
+    if (parser.isSet("markdown")) {
+        std::fputs(markdown().c_str(), stdout);
+        return cli::Success;
+    }
+    if (parser.isSet("json")) {
+        nlohmann::json all = nlohmann::json::array();
+        for (const auto &op : pipeline::allOps()) {
+            nlohmann::json params = nlohmann::json::array();
+            for (const auto &p : op.params)
+                params.push_back({{"name", p.name}, {"type", p.type}, {"default", p.defaultValue}, {"doc", p.doc}});
+            all.push_back({{"name", op.name}, {"group", op.group}, {"summary", op.summary}, {"params", params},
+                           {"min_inputs", op.minInputs}, {"max_inputs", op.maxInputs}});
+        }
+        std::printf("%s\n", all.dump(2).c_str());
+        return cli::Success;
+    }
+    for (const auto &op : pipeline::allOps())
+        std::printf("%-15s %-16s %s\n", op.name.c_str(), op.group.c_str(), op.summary.substr(0, 80).c_str());
+    return cli::Success;
+}
+
+} // namespace sluice::commands
