@@ -187,11 +187,9 @@ void AsyncStage::runFunction(Element &&item, std::uint64_t sequence)
     } catch (const std::bad_alloc &) {
     }
     m_stats->add(m_stats->busyNs, nowNs() - t0);
-    {
-        std::lock_guard lock(m_mutex);
-        --m_inFlight;
-    }
-    deliver(sequence, std::move(result));
+    // The in-flight count drops in the same critical section that stores the result: a consumer
+    // seeing no task in flight and the input ended must also see every result.
+    deliver(sequence, std::move(result), true);
     bool blocked;
     {
         std::lock_guard lock(m_mutex);
@@ -201,11 +199,13 @@ void AsyncStage::runFunction(Element &&item, std::uint64_t sequence)
         schedulePump(true); // a slot is free: pull the next item on this thread
 }
 
-void AsyncStage::deliver(std::uint64_t sequence, Result<Element> result)
+void AsyncStage::deliver(std::uint64_t sequence, Result<Element> result, bool fromTask)
 {
     bool wake = false;
     {
         std::lock_guard lock(m_mutex);
+        if (fromTask)
+            --m_inFlight;
         if (m_options.deterministic)
             m_done.emplace(sequence, std::move(result));
         else

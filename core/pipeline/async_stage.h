@@ -51,7 +51,8 @@ public:
 private:
     void pump();
     void runFunction(Element &&item, std::uint64_t sequence);
-    void deliver(std::uint64_t sequence, Result<Element> result);
+    // `fromTask`: the result comes from a function task, whose in-flight count it releases.
+    void deliver(std::uint64_t sequence, Result<Element> result, bool fromTask = false);
     // Wakes the consumer if it asked and found nothing; call with m_mutex held, then wake outside.
     bool takeConsumerWaiting();
     void noteFill();

@@ -62,9 +62,8 @@ protected:
         DatasetPtr keepAlive = m_input;
         // The rows the gather reads count as elements of the random-access chain it replaces
         // (source, global_shuffle, shard…), so the table shows them; their time is batch's.
-        std::vector<StageStats *> chain;
-        for (StageStats *s = m_input->stats(); s; s = s->inputs.empty() ? nullptr : s->inputs.front())
-            chain.push_back(s);
+        std::vector<StageStats *> chain = chainBelow(m_input->stats());
+        chain.insert(chain.begin(), m_input->stats());
         auto gather = [pass, rows, spec, keepAlive, chain](Element &&item, std::uint64_t) -> Result<Element> {
             const auto begin = std::uint64_t(*item.tensors[0].as<std::int64_t>());
             const auto end = std::uint64_t(*item.tensors[1].as<std::int64_t>());

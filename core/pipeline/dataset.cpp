@@ -31,6 +31,14 @@ private:
 
 } // namespace
 
+std::vector<StageStats *> chainBelow(const StageStats *stats)
+{
+    std::vector<StageStats *> chain;
+    for (const StageStats *s = stats; s && !s->inputs.empty(); s = s->inputs.front())
+        chain.push_back(s->inputs.front());
+    return chain;
+}
+
 std::unique_ptr<Iterator> Dataset::makeIterator(const IteratorContext &context) const
 {
     auto raw = makeRawIterator(context);

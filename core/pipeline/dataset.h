@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace sluice::pipeline {
 
@@ -71,6 +72,13 @@ private:
 };
 
 using DatasetPtr = std::shared_ptr<const Dataset>;
+
+// The error a stage returns when it notices cancellation in a long loop of its own.
+inline Error cancelledError() { return Error::invalid("pipeline", "cancelled"); }
+
+// The counters of the random-access chain below `stats` (its inputs, their first inputs, …), which
+// the fused gather and row iterators credit with the rows they read on the chain's behalf.
+std::vector<StageStats *> chainBelow(const StageStats *stats);
 
 // Iterates `dataset` to its end on the calling thread (never a task), handing each element to
 // `consume` (return false to stop). For adapting statistics at build time and for tests.

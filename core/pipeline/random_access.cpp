@@ -6,19 +6,29 @@ namespace {
 class RandomAccessIterator final : public Iterator
 {
 public:
-    explicit RandomAccessIterator(const RandomAccess &access) : m_rows(access.rows()), m_pass(access.openPass()) {}
+    RandomAccessIterator(const RandomAccess &access, std::vector<StageStats *> chain)
+        : m_rows(access.rows()), m_pass(access.openPass()), m_chain(std::move(chain))
+    {
+    }
 
     Result<Poll> next(Element &out) override
     {
         if (m_position >= m_pass->size())
             return Poll::End;
         out = m_rows.element(m_pass->row(m_position++));
+        // The rows are read here on behalf of the whole chain (source, shuffle, shard…).
+        const std::uint64_t bytes = out.nbytes();
+        for (StageStats *s : m_chain) {
+            s->elements.fetch_add(1, std::memory_order_relaxed);
+            s->bytes.fetch_add(bytes, std::memory_order_relaxed);
+        }
         return Poll::Ready;
     }
 
 private:
     const RowSource &m_rows;
     std::shared_ptr<const IndexMap> m_pass;
+    std::vector<StageStats *> m_chain;
     std::uint64_t m_position = 0;
 };
 
@@ -39,7 +49,7 @@ std::int64_t RandomAccessDataset::cardinality() const
 
 std::unique_ptr<Iterator> RandomAccessDataset::makeRawIterator(const IteratorContext &) const
 {
-    return std::make_unique<RandomAccessIterator>(*this);
+    return std::make_unique<RandomAccessIterator>(*this, chainBelow(stats()));
 }
 
 FeistelPermutation::FeistelPermutation(std::uint64_t n, std::uint64_t seed) : m_n(n)

@@ -137,12 +137,12 @@ void addPart(Params &params, const std::string &param, ArrayColumn &column, NdAr
 
 // Checks that every feature has as many rows as the first, and builds the dataset (restricted
 // to one file of the first feature inside an interleave's sub-pipeline).
-std::shared_ptr<Dataset> makeArrayDataset(BuildContext &context, Params &params, std::vector<ArrayColumn> columns)
+std::shared_ptr<Dataset> makeArrayDataset(BuildContext &context, Params &params, std::vector<ArrayColumn> columns, const std::string &param)
 {
     const ArrayColumn &first = columns.front();
     for (const auto &c : columns)
         if (c.starts.back() != first.starts.back())
-            params.fail("features", "features have different lengths: \"" + first.name + "\" has " + std::to_string(first.starts.back()) +
+            params.fail(param, "features have different lengths: \"" + first.name + "\" has " + std::to_string(first.starts.back()) +
                                         " rows, \"" + c.name + "\" has " + std::to_string(c.starts.back()));
     ElementSpec spec;
     for (const auto &c : columns)
@@ -171,7 +171,7 @@ std::shared_ptr<Dataset> buildFromNpy(BuildContext &context, Params &params, con
             addPart(params, param, column, valueOrFail(params, param, openNpy(path)));
         columns.push_back(std::move(column));
     }
-    return makeArrayDataset(context, params, std::move(columns));
+    return makeArrayDataset(context, params, std::move(columns), "features");
 }
 
 std::shared_ptr<Dataset> buildFromNpz(BuildContext &context, Params &params, const Inputs &)
@@ -204,7 +204,7 @@ std::shared_ptr<Dataset> buildFromNpz(BuildContext &context, Params &params, con
     }
     if (columns.empty())
         params.fail("path", "the archive holds no arrays");
-    return makeArrayDataset(context, params, std::move(columns));
+    return makeArrayDataset(context, params, std::move(columns), params.has("members") ? "members" : "path");
 }
 
 class RangeRowSource final : public RowSource

@@ -4,6 +4,7 @@
 #include "pipeline/build_context.h"
 #include "pipeline/op_registry.h"
 #include "pipeline/random_access.h"
+#include "pipeline/runtime.h"
 
 #include <algorithm>
 #include <cstring>
@@ -51,15 +52,18 @@ private:
 class SelectIterator final : public Iterator
 {
 public:
-    SelectIterator(std::unique_ptr<Iterator> input, std::function<bool(std::uint64_t)> keep, std::function<bool(std::uint64_t)> done)
-        : m_input(std::move(input)), m_keep(std::move(keep)), m_done(std::move(done))
+    SelectIterator(const IteratorContext &context, std::unique_ptr<Iterator> input, std::function<bool(std::uint64_t)> keep,
+                   std::function<bool(std::uint64_t)> done)
+        : m_runtime(context.runtime), m_input(std::move(input)), m_keep(std::move(keep)), m_done(std::move(done))
     {
     }
     Result<Poll> next(Element &out) override
     {
-        for (;;) {
+        for (std::uint64_t dropped = 0;; ++dropped) {
             if (m_done(m_position))
                 return Poll::End;
+            if ((dropped & 1023) == 1023 && m_runtime->cancelled())
+                return cancelledError();
             auto r = m_input->next(out);
             if (!r.ok() || *r != Poll::Ready)
                 return r;
@@ -69,6 +73,7 @@ public:
     }
 
 private:
+    Runtime *m_runtime;
     std::unique_ptr<Iterator> m_input;
     std::function<bool(std::uint64_t)> m_keep, m_done;
     std::uint64_t m_position = 0;
@@ -90,7 +95,7 @@ std::shared_ptr<Dataset> buildTake(BuildContext &context, Params &params, const 
         input->spec(), stats,
         [input, count](const IteratorContext &c) {
             return std::make_unique<SelectIterator>(
-                input->makeIterator(c), [](std::uint64_t) { return true; },
+                c, input->makeIterator(c), [](std::uint64_t) { return true; },
                 [count](std::uint64_t p) { return count >= 0 && p >= std::uint64_t(count); });
         },
         card);
@@ -110,7 +115,7 @@ std::shared_ptr<Dataset> buildSkip(BuildContext &context, Params &params, const 
     // skip(-1) skips everything, as in tf.data.
     return std::make_shared<StreamDataset>(input->spec(), stats, [input, count](const IteratorContext &c) {
         return std::make_unique<SelectIterator>(
-            input->makeIterator(c), [count](std::uint64_t p) { return count >= 0 && p >= std::uint64_t(count); },
+            c, input->makeIterator(c), [count](std::uint64_t p) { return count >= 0 && p >= std::uint64_t(count); },
             [](std::uint64_t) { return false; });
     });
 }
@@ -131,7 +136,7 @@ std::shared_ptr<Dataset> buildShard(BuildContext &context, Params &params, const
         });
     return std::make_shared<StreamDataset>(input->spec(), stats, [input, shards, index](const IteratorContext &c) {
         return std::make_unique<SelectIterator>(
-            input->makeIterator(c), [shards, index](std::uint64_t p) { return p % std::uint64_t(shards) == std::uint64_t(index); },
+            c, input->makeIterator(c), [shards, index](std::uint64_t p) { return p % std::uint64_t(shards) == std::uint64_t(index); },
             [](std::uint64_t) { return false; });
     });
 }
@@ -211,13 +216,16 @@ std::shared_ptr<Dataset> buildFilter(BuildContext &context, Params &params, cons
     class FilterIterator final : public Iterator
     {
     public:
-        FilterIterator(std::unique_ptr<Iterator> input, std::size_t feature, std::function<bool(double)> test)
-            : m_input(std::move(input)), m_feature(feature), m_test(std::move(test))
+        FilterIterator(const IteratorContext &context, std::unique_ptr<Iterator> input, std::size_t feature, std::function<bool(double)> test)
+            : m_runtime(context.runtime), m_input(std::move(input)), m_feature(feature), m_test(std::move(test))
         {
         }
         Result<Poll> next(Element &out) override
         {
-            for (;;) {
+            // A predicate that rejects everything must not keep a cancelled pipeline busy forever.
+            for (std::uint64_t rejected = 0;; ++rejected) {
+                if ((rejected & 1023) == 1023 && m_runtime->cancelled())
+                    return cancelledError();
                 auto r = m_input->next(out);
                 if (!r.ok() || *r != Poll::Ready || m_test(out.tensors[m_feature].valueAsDouble(0)))
                     return r;
@@ -225,12 +233,13 @@ std::shared_ptr<Dataset> buildFilter(BuildContext &context, Params &params, cons
         }
 
     private:
+        Runtime *m_runtime;
         std::unique_ptr<Iterator> m_input;
         std::size_t m_feature;
         std::function<bool(double)> m_test;
     };
     return std::make_shared<StreamDataset>(input->spec(), context.statsFor(params.node()), [input, i, test](const IteratorContext &c) {
-        return std::make_unique<FilterIterator>(input->makeIterator(c), i, test);
+        return std::make_unique<FilterIterator>(c, input->makeIterator(c), i, test);
     });
 }
 

@@ -1,0 +1,212 @@
+// The pipeline commands as users run them: sluice preview (printed and as .npz batches),
+// sluice run --profile (table, --json events, exit codes 0 / 1 / 2), sluice ops, and
+// sluice bench pipeline.
+#include "support/test_support.h"
+
+#include "io/npy_file.h"
+#include "io/npz_file.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cstring>
+
+using sluice::test::runSluice;
+
+namespace {
+
+std::vector<nlohmann::json> jsonLines(const QString &out)
+{
+    std::vector<nlohmann::json> lines;
+    for (const QString &line : out.split('\n', Qt::SkipEmptyParts))
+        lines.push_back(nlohmann::json::parse(line.toStdString()));
+    return lines;
+}
+
+// A project file in `dir` whose pipeline is `nodes` chained in order.
+QString writeProject(const QTemporaryDir &dir, const std::vector<nlohmann::json> &nodes, const QString &name = "p.sluice")
+{
+    nlohmann::json doc{{"format", "sluice-project"}, {"version", 1}, {"name", "test"}};
+    doc["pipeline"]["nodes"] = nodes;
+    doc["pipeline"]["edges"] = nlohmann::json::array();
+    for (std::size_t i = 1; i < nodes.size(); ++i)
+        doc["pipeline"]["edges"].push_back({nodes[i - 1]["id"], nodes[i]["id"]});
+    const QString path = dir.filePath(name);
+    sluice::test::writeFile(path.toStdString(), doc.dump(2));
+    return path;
+}
+
+nlohmann::json node(const char *id, const char *op, nlohmann::json params) { return {{"id", id}, {"op", op}, {"params", params}}; }
+
+} // namespace
+
+class TestCliPipeline : public QObject
+{
+    Q_OBJECT
+private:
+    QTemporaryDir m_dir;
+    QString m_data;
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        m_data = m_dir.filePath("data");
+        const auto r = runSluice({"gen", "regression", "--out", m_data, "--rows", "1000", "--seed", "3", "--feature", "x:16", "--target",
+                                  "y:scalar"});
+        QCOMPARE(r.exitCode, 0);
+    }
+
+    void previewWritesBatchesAsNpz()
+    {
+        const QString project = writeProject(m_dir, {node("src", "from_npy", {{"features", {{"x", "data/x.npy"}, {"y", "data/y.npy"}}}}),
+                                                     node("batch", "batch", {{"batch_size", 100}})});
+        const QString out = m_dir.filePath("preview");
+        const auto r = runSluice({"preview", project, "--batches", "3", "--out", out});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(QFile::exists(out + "/batch_00002.npz"));
+        QVERIFY(!QFile::exists(out + "/batch_00003.npz"));
+        // Batch 1 holds rows 100..199 of each array, named as the features.
+        auto npz = sluice::NpzFile::open((out + "/batch_00001.npz").toStdString());
+        QVERIFY(npz.ok());
+        auto x = npz->load("x");
+        QVERIFY(x.ok());
+        QCOMPARE(x->shape(), (std::vector<std::uint64_t>{100, 16}));
+        auto source = sluice::openNpy((m_data + "/x.npy").toStdString());
+        QVERIFY(source.ok());
+        const auto expected = source->rowRangeBytes(100, 200);
+        QCOMPARE(x->data().size(), expected.size());
+        QVERIFY(std::memcmp(x->data().data(), expected.data(), expected.size()) == 0);
+        auto y = npz->load("y");
+        QVERIFY(y.ok());
+        QCOMPARE(y->shape(), (std::vector<std::uint64_t>{100}));
+    }
+
+    void previewPrintsShapesOfAnyNode()
+    {
+        const QString project = writeProject(m_dir, {node("src", "from_npy", {{"features", {{"x", "data/x.npy"}}}}),
+                                                     node("batch", "batch", {{"batch_size", 8}})});
+        const auto r = runSluice({"preview", project, "--node", "src", "--batches", "2"});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.out.contains("src emits {x: float32 (16,)}"), qPrintable(r.out));
+        QVERIFY(r.out.contains("element 1"));
+        const auto b = runSluice({"preview", project});
+        QVERIFY2(b.out.contains("x                float32  (8, 16)"), qPrintable(b.out));
+        const auto bad = runSluice({"preview", project, "--node", "nope"});
+        QCOMPARE(bad.exitCode, 2);
+        QVERIFY(bad.err.contains("\"nope\" does not exist"));
+    }
+
+    void runProfilePrintsEveryStageAndTheBottleneck()
+    {
+        const QString project = writeProject(m_dir, {node("src", "from_npy", {{"features", {{"x", "data/x.npy"}}}}),
+                                                     node("shuffle", "global_shuffle", {{"seed", 1}}),
+                                                     node("batch", "batch", {{"batch_size", 32}}),
+                                                     node("prefetch", "prefetch", {{"buffer_size", "AUTOTUNE"}})});
+        const auto r = runSluice({"run", project, "--profile", "--epochs", "2", "--threads", "2"});
+        QCOMPARE(r.exitCode, 0);
+        for (const char *id : {"src", "shuffle", "batch", "prefetch"})
+            QVERIFY2(r.out.contains(QString("\n") + id + " "), qPrintable(r.out));
+        QVERIFY(r.out.contains("bottleneck: "));
+        QVERIFY(r.out.contains("buffer_size="));
+        // 1000 rows in batches of 32 → 32 batches per pass, two passes.
+        QVERIFY2(r.out.contains("64 elements in"), qPrintable(r.out));
+    }
+
+    void runJsonEmitsStatsAndRunEnd()
+    {
+        const QString project = writeProject(m_dir, {node("src", "from_npy", {{"features", {{"x", "data/x.npy"}}}}),
+                                                     node("repeat", "repeat", nlohmann::json::object()),
+                                                     node("map", "map", {{"function", "scale"}, {"features", "x"}, {"scale", 2.0}}),
+                                                     node("batch", "batch", {{"batch_size", 10}})});
+        const auto r = runSluice({"run", project, "--json", "--seconds", "0.6", "--stats-interval", "0.1"});
+        QCOMPARE(r.exitCode, 0);
+        const auto lines = jsonLines(r.out);
+        QVERIFY(lines.size() >= 3);
+        int stats = 0;
+        for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
+            QCOMPARE(lines[i]["event"], "stats");
+            QCOMPARE(lines[i]["stages"].size(), std::size_t(4));
+            ++stats;
+        }
+        QVERIFY(stats >= 2);
+        const auto &end = lines.back();
+        QCOMPARE(end["event"], "run_end");
+        QCOMPARE(end["status"], "ok");
+        QVERIFY(end["elements"].get<std::uint64_t>() > 0);
+        QCOMPARE(end["stats"]["stages"][2]["id"], "map");
+        QVERIFY(end["stats"]["stages"][2]["elements"].get<std::uint64_t>() >= 10 * end["elements"].get<std::uint64_t>());
+    }
+
+    void badProjectsExitWithTwoNamingTheNode()
+    {
+        QTemporaryDir dir;
+        const QString unknownOp = writeProject(dir, {node("src", "range", {{"stop", 5}}), node("mix", "shufle", {{"buffer_size", 2}})});
+        auto r = runSluice({"run", unknownOp});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("node \"mix\": unknown op \"shufle\"") && r.err.contains("shuffle"), qPrintable(r.err));
+
+        const QString badParam = writeProject(dir, {node("src", "range", {{"stop", 5}}), node("b", "batch", {{"batch_size", "big"}})});
+        r = runSluice({"run", badParam});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("node \"b\" (batch): batch_size: must be an integer"), qPrintable(r.err));
+
+        const QString missing = writeProject(dir, {node("src", "from_npy", {{"features", {{"x", "nowhere.npy"}}}})});
+        r = runSluice({"run", missing});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("features.x") && r.err.contains("nowhere.npy"), qPrintable(r.err));
+
+        r = runSluice({"run", dir.filePath("absent.sluice")});
+        QCOMPARE(r.exitCode, 2);
+        r = runSluice({"run"});
+        QCOMPARE(r.exitCode, 2);
+        r = runSluice({"run", unknownOp, "--seconds", "-1"});
+        QCOMPARE(r.exitCode, 2);
+    }
+
+    void aFailingRunExitsWithOne()
+    {
+        // A TFRecord whose second record's data is damaged: the run starts, then fails.
+        QTemporaryDir dir;
+        std::string bytes = sluice::test::readFile(sluice::test::dataFile("tfrecord/plain.tfrecord"));
+        QVERIFY(bytes.size() > 64);
+        bytes[bytes.size() / 2] ^= 0x5a;
+        sluice::test::writeFile(dir.filePath("bad.tfrecord").toStdString(), bytes);
+        const QString project = writeProject(
+            dir, {node("src", "from_tfrecord", {{"filenames", "bad.tfrecord"}, {"features", {{"label", {{"dtype", "int64"}}}}}})});
+        const auto r = runSluice({"run", project, "--json"});
+        QCOMPARE(r.exitCode, 1);
+        const auto end = jsonLines(r.out).back();
+        QCOMPARE(end["event"], "run_end");
+        QCOMPARE(end["status"], "failed");
+        QVERIFY2(QString::fromStdString(end["error"].get<std::string>()).contains("bad.tfrecord"), end["error"].dump().c_str());
+    }
+
+    void opsMarkdownIsTheReferencePage()
+    {
+        const auto r = runSluice({"ops", "--markdown"});
+        QCOMPARE(r.exitCode, 0);
+        const QString doc = QString::fromStdString(sluice::test::readFile(std::string(SLUICE_SOURCE_DIR) + "/docs/pipeline-ops.md"));
+        QVERIFY2(r.out == doc, "docs/pipeline-ops.md is out of date: regenerate it with `sluice ops --markdown`");
+        const auto j = nlohmann::json::parse(runSluice({"ops", "--json"}).out.toStdString());
+        QVERIFY(j.size() >= 19);
+    }
+
+    void benchPipelineReportsFigures()
+    {
+        const auto r = runSluice({"bench", "pipeline", m_data + "/x.npy", "--seconds", "0.2", "--batch", "64", "--map-chain", "2", "--json"});
+        QCOMPARE(r.exitCode, 0);
+        const auto j = jsonLines(r.out).at(0);
+        QVERIFY(j["samples_per_s"].get<double>() > 0);
+        QVERIFY(j.contains("map_overhead_batched_ns_per_element"));
+        QVERIFY(j.contains("map_overhead_unbatched_ns_per_element"));
+        QCOMPARE(j["stats"]["stages"].size(), std::size_t(4));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliPipeline)
+#include "tst_cli_pipeline.moc"

@@ -1,0 +1,473 @@
+// Each pipeline stage against tf.data's documented behaviour: shard, shuffle and global_shuffle,
+// batch, repeat, take / skip, interleave, cache, unbatch, zip, filter, the map functions, and the
+// sources over numpy-, TensorFlow- and hand-written files.
+#include "support/pipeline_test_support.h"
+#include "support/test_support.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+using namespace sluice;
+using namespace sluice::test;
+using nlohmann::json;
+
+namespace {
+
+using Ints = std::vector<std::int64_t>;
+using Rows = std::vector<std::vector<double>>;
+
+std::string range(std::int64_t start, std::int64_t stop) { return node("src", "range", json{{"start", start}, {"stop", stop}}.dump()); }
+std::string range(std::int64_t stop) { return range(0, stop); }
+std::string npy(const std::string &path) { return op("src", "from_npy", {{"features", {{"x", path}}}}); }
+
+// The scalar values of `count` passes (restarting between them).
+std::vector<Ints> passes(pipeline::Pipeline &p, int count)
+{
+    std::vector<Ints> out;
+    for (int i = 0; i < count; ++i, p.restart())
+        out.push_back(collect(p).firstValues());
+    return out;
+}
+
+// Values of the first pass of a chain, one per (scalar) element.
+Ints values(const std::vector<std::string> &nodes)
+{
+    const Pass p = runPass(chain(nodes));
+    if (!p.ok())
+        qWarning("%s", p.error.c_str());
+    return p.firstValues();
+}
+
+} // namespace
+
+class TestPipelineSemantics : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void shardKeepsEveryNthFromIndex_data()
+    {
+        QTest::addColumn<int>("shards");
+        QTest::addColumn<int>("index");
+        QTest::addColumn<Ints>("expected");
+        QTest::newRow("3/0") << 3 << 0 << Ints{0, 3, 6, 9};
+        QTest::newRow("3/1") << 3 << 1 << Ints{1, 4, 7};
+        QTest::newRow("3/2") << 3 << 2 << Ints{2, 5, 8};
+        QTest::newRow("1/0") << 1 << 0 << iota(0, 10);
+        QTest::newRow("12/11") << 12 << 11 << Ints{};
+    }
+    void shardKeepsEveryNthFromIndex()
+    {
+        QFETCH(int, shards);
+        QFETCH(int, index);
+        QFETCH(Ints, expected);
+        const std::string shard = op("s", "shard", {{"num_shards", shards}, {"index", index}});
+        QCOMPARE(values({range(10), shard}), expected);                                             // by position
+        QCOMPARE(values({range(10), op("r", "repeat", {{"count", 1}}), shard}), expected);          // as a stream
+    }
+
+    void shuffleReshufflesEachPass()
+    {
+        for (bool reshuffle : {true, false}) {
+            auto p = buildPipeline(chain({range(50), op("s", "shuffle", {{"buffer_size", 50}, {"seed", 9}, {"reshuffle_each_iteration", reshuffle}})}));
+            QVERIFY(p);
+            const std::vector<Ints> two = passes(*p, 2);
+            const Ints &first = two[0], &second = two[1];
+            QCOMPARE(sorted(first), iota(0, 50)); // every element exactly once
+            QCOMPARE(sorted(second), iota(0, 50));
+            QVERIFY(first != iota(0, 50));
+            QCOMPARE(first != second, reshuffle);
+        }
+        // Each repetition of a shuffle is a new pass too.
+        const Ints twice = values({range(20), op("s", "shuffle", {{"buffer_size", 20}, {"seed", 4}}), op("r", "repeat", {{"count", 2}})});
+        QCOMPARE(twice.size(), std::size_t(40));
+        const Ints a(twice.begin(), twice.begin() + 20), b(twice.begin() + 20, twice.end());
+        QCOMPARE(sorted(a), iota(0, 20));
+        QCOMPARE(sorted(b), iota(0, 20));
+        QVERIFY(a != b);
+    }
+
+    void shuffleSeedsAndBuffer()
+    {
+        auto shuffled = [](const json &params, std::optional<std::uint64_t> pipelineSeed = {}) {
+            const Pass p = runPass(chain({range(100), op("s", "shuffle", params)}), "value", "/", {.seed = pipelineSeed});
+            return p.firstValues();
+        };
+        QCOMPARE(shuffled({{"buffer_size", 100}, {"seed", 42}}), shuffled({{"buffer_size", 100}, {"seed", 42}}));
+        QVERIFY(shuffled({{"buffer_size", 100}, {"seed", 42}}) != shuffled({{"buffer_size", 100}, {"seed", 43}}));
+        QCOMPARE(shuffled({{"buffer_size", 100}}, 5), shuffled({{"buffer_size", 100}}, 5)); // seed from the pipeline's
+        QVERIFY(shuffled({{"buffer_size", 100}}, 5) != shuffled({{"buffer_size", 100}}, 6));
+        QCOMPARE(shuffled({{"buffer_size", 1}, {"seed", 3}}), iota(0, 100)); // a buffer of one changes nothing
+        // tf.data draws from the first buffer_size elements not yet emitted: position i holds an element < i + buffer_size.
+        const Ints windowed = shuffled({{"buffer_size", 10}, {"seed", 3}});
+        QCOMPARE(sorted(windowed), iota(0, 100));
+        QVERIFY(windowed != iota(0, 100));
+        for (std::size_t i = 0; i < windowed.size(); ++i)
+            QVERIFY2(windowed[i] < std::int64_t(i) + 10, qPrintable(QString("position %1 holds %2").arg(i).arg(windowed[i])));
+    }
+
+    void globalShufflePermutesEveryPass()
+    {
+        auto p = buildPipeline(chain({range(1000), op("g", "global_shuffle", {{"seed", 11}})}));
+        QVERIFY(p);
+        const std::vector<Ints> twice = passes(*p, 2);
+        const Ints &first = twice[0], &second = twice[1];
+        QCOMPARE(sorted(first), iota(0, 1000));
+        QCOMPARE(sorted(second), iota(0, 1000));
+        QVERIFY(first != iota(0, 1000));
+        QVERIFY(first != second);
+        QCOMPARE(p->cardinality(), std::int64_t(1000));
+
+        // Batches gathered after it hold a full permutation, in batches of the right sizes.
+        auto b = buildPipeline(chain({range(100), op("g", "global_shuffle", {{"seed", 11}}), op("b", "batch", {{"batch_size", 8}})}));
+        QVERIFY(b);
+        std::vector<Ints> passes;
+        for (int pass = 0; pass < 2; ++pass) {
+            const Pass batches = collect(*b);
+            QVERIFY2(batches.ok(), batches.error.c_str());
+            QCOMPARE(batches.batchSizes(), (Ints{8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 4}));
+            Ints all;
+            for (double v : batches.flat())
+                all.push_back(std::int64_t(v));
+            QCOMPARE(sorted(all), iota(0, 100));
+            QVERIFY(all != iota(0, 100));
+            passes.push_back(all);
+            b->restart();
+        }
+        QVERIFY(passes[0] != passes[1]);
+    }
+
+    void batchWithAndWithoutDropRemainder()
+    {
+        for (const std::string &before : {std::string(), op("m", "map", {{"function", "identity"}})}) { // gathered / stacked
+            for (bool drop : {false, true}) {
+                std::vector<std::string> nodes{range(10)};
+                if (!before.empty())
+                    nodes.push_back(before);
+                nodes.push_back(op("b", "batch", {{"batch_size", 4}, {"drop_remainder", drop}}));
+                auto p = buildPipeline(chain(nodes));
+                QVERIFY(p);
+                QCOMPARE(p->elementSpec().features[0].shape, (pipeline::Shape{drop ? 4 : -1})); // None unless drop_remainder
+                const Pass pass = collect(*p);
+                QVERIFY2(pass.ok(), pass.error.c_str());
+                QCOMPARE(pass.values, (drop ? Rows{{0, 1, 2, 3}, {4, 5, 6, 7}} : Rows{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9}}));
+            }
+        }
+    }
+
+    void repeatAndBatchOrder()
+    {
+        const auto repeat = op("r", "repeat", {{"count", 2}}), batch = op("b", "batch", {{"batch_size", 4}});
+        const Pass repeatThenBatch = runPass(chain({range(10), repeat, batch}));
+        QCOMPARE(repeatThenBatch.values, (Rows{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9, 0, 1}, {2, 3, 4, 5}, {6, 7, 8, 9}}));
+        const Pass batchThenRepeat = runPass(chain({range(10), batch, repeat}));
+        QCOMPARE(batchThenRepeat.values, (Rows{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9}, {0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9}}));
+        auto forever = buildPipeline(chain({range(3), op("r", "repeat")}));
+        QVERIFY(forever);
+        QCOMPARE(forever->cardinality(), std::int64_t(-1));
+        QCOMPARE(collect(*forever, "value", 7).firstValues(), (Ints{0, 1, 2, 0, 1, 2, 0}));
+    }
+
+    void takeAndSkip_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<int>("count");
+        QTest::addColumn<Ints>("expected");
+        QTest::newRow("take 3") << "take" << 3 << Ints{0, 1, 2};
+        QTest::newRow("take 0") << "take" << 0 << Ints{};
+        QTest::newRow("take -1") << "take" << -1 << iota(0, 10);
+        QTest::newRow("take 20") << "take" << 20 << iota(0, 10);
+        QTest::newRow("skip 3") << "skip" << 3 << iota(3, 10);
+        QTest::newRow("skip 0") << "skip" << 0 << iota(0, 10);
+        QTest::newRow("skip -1") << "skip" << -1 << Ints{};
+        QTest::newRow("skip 20") << "skip" << 20 << Ints{};
+    }
+    void takeAndSkip()
+    {
+        QFETCH(QString, name);
+        QFETCH(int, count);
+        QFETCH(Ints, expected);
+        const std::string n = op("t", name.toStdString(), {{"count", count}});
+        QCOMPARE(values({range(10), n}), expected);
+        QCOMPARE(values({range(10), op("m", "map", {{"function", "identity"}}), n}), expected);
+    }
+
+    void interleaveOrder_data()
+    {
+        QTest::addColumn<int>("cycle");
+        QTest::addColumn<int>("block");
+        QTest::addColumn<Ints>("expected");
+        // Files A = [0..3], B = [10, 11], C = [20, 21, 22]; an exhausted slot is refilled with the
+        // next file when the cycle comes back to it (tf.data InterleaveDatasetOp).
+        QTest::newRow("cycle 2 block 2") << 2 << 2 << Ints{0, 1, 10, 11, 2, 3, 20, 21, 22};
+        QTest::newRow("cycle 2 block 1") << 2 << 1 << Ints{0, 10, 1, 11, 2, 3, 20, 21, 22};
+        QTest::newRow("cycle 2 block 3") << 2 << 3 << Ints{0, 1, 2, 10, 11, 3, 20, 21, 22};
+        QTest::newRow("cycle 3 block 1") << 3 << 1 << Ints{0, 10, 20, 1, 11, 21, 2, 22, 3};
+        QTest::newRow("cycle 1 block 3") << 1 << 3 << Ints{0, 1, 2, 3, 10, 11, 20, 21, 22};
+        QTest::newRow("cycle 5 block 2") << 5 << 2 << Ints{0, 1, 10, 11, 20, 21, 2, 3, 22};
+    }
+    void interleaveOrder()
+    {
+        QFETCH(int, cycle);
+        QFETCH(int, block);
+        QFETCH(Ints, expected);
+        QTemporaryDir dir;
+        const std::string d = dir.path().toStdString();
+        writeNpy<std::int64_t>(d + "/a.npy", {0, 1, 2, 3});
+        writeNpy<std::int64_t>(d + "/b.npy", {10, 11});
+        writeNpy<std::int64_t>(d + "/c.npy", {20, 21, 22});
+        const std::string src = op("src", "from_npy", {{"features", {{"value", {"a.npy", "b.npy", "c.npy"}}}}});
+        for (const json &parallel : {json(nullptr), json(2), json("AUTOTUNE")}) {
+            json params{{"cycle_length", cycle}, {"block_length", block}};
+            if (!parallel.is_null())
+                params["num_parallel_calls"] = parallel;
+            const Pass p = runPass(chain({src, op("i", "interleave", params)}), "value", d);
+            QVERIFY2(p.ok(), p.error.c_str());
+            QCOMPARE(p.firstValues(), expected);
+        }
+    }
+
+    void cacheReplaysTheFirstPass()
+    {
+        QTemporaryDir dir;
+        const std::string d = dir.path().toStdString();
+        const std::string shuffle = op("s", "shuffle", {{"buffer_size", 10}, {"seed", 1}});
+        // Without a cache the two passes differ, so equal passes below come from the cache.
+        auto plain = buildPipeline(chain({range(10), shuffle}));
+        QVERIFY(plain);
+        const std::vector<Ints> uncached = passes(*plain, 2);
+        QVERIFY(uncached[0] != uncached[1]);
+
+        for (const std::string filename : {"", "shuffled.cache"}) {
+            auto p = buildPipeline(chain({range(10), shuffle, op("c", "cache", {{"filename", filename}})}), d);
+            QVERIFY(p);
+            QCOMPARE(collect(*p, "value", 3).size(), std::size_t(3)); // an early stop caches nothing
+            p->restart();
+            if (!filename.empty())
+                QVERIFY(!std::filesystem::exists(d + "/" + filename));
+            const Ints first = collect(*p).firstValues();
+            QCOMPARE(sorted(first), iota(0, 10));
+            p->restart();
+            for (const Ints &later : passes(*p, 2))
+                QCOMPARE(later, first);
+            if (filename.empty())
+                continue;
+            QVERIFY(std::filesystem::exists(d + "/" + filename));
+            // A later run reuses the file: a different shuffle seed upstream does not matter.
+            auto again = buildPipeline(chain({range(10), op("s", "shuffle", {{"buffer_size", 10}, {"seed", 2}}),
+                                              op("c", "cache", {{"filename", filename}})}), d);
+            QVERIFY(again);
+            QCOMPARE(collect(*again).firstValues(), first);
+        }
+    }
+
+    void unbatchZipFilter()
+    {
+        QCOMPARE(values({range(10), op("b", "batch", {{"batch_size", 4}}), op("u", "unbatch")}), iota(0, 10));
+        const Pass rows = runPass(chain({npy(fixture("float32_le.npy")), op("b", "batch", {{"batch_size", 3}}), op("u", "unbatch")}), "x");
+        QCOMPARE(rows.size(), std::size_t(4));
+        QCOMPARE(rows.shapes[3], pipeline::Shape{3});
+        QVERIFY(sameValues(rows.flat(), manifestValues(manifest().at("float32_le.npy"))));
+
+        auto zip = buildPipeline(R"({"nodes": [)" + node("a", "range", R"({"stop": 5, "name": "a"})") + ", " +
+                                 node("b", "range", R"({"start": 10, "stop": 13, "name": "b"})") + ", " + node("z", "zip") +
+                                 R"(], "edges": [["a", "z"], ["b", "z"]]})");
+        QVERIFY(zip);
+        QCOMPARE(zip->elementSpec().names(), std::string("a, b"));
+        QCOMPARE(zip->cardinality(), std::int64_t(3));
+        const Pass zipped = collect(*zip, "a");
+        QCOMPARE(zipped.firstValues(), (Ints{0, 1, 2})); // ends with the shorter input
+        Ints b;
+        for (const auto &e : zipped.elements)
+            b.push_back(*e.tensors[1].as<std::int64_t>());
+        QCOMPARE(b, (Ints{10, 11, 12}));
+
+        auto filter = [](const char *cmp, double value) {
+            return values({range(10), op("f", "filter", {{"feature", "value"}, {"op", cmp}, {"value", value}})});
+        };
+        QCOMPARE(filter(">=", 5), iota(5, 10));
+        QCOMPARE(filter("==", 3), Ints{3});
+        QCOMPARE(filter("<", 2.5), (Ints{0, 1, 2}));
+        QCOMPARE(filter("!=", 0), iota(1, 10));
+        QCOMPARE(values({range(10), op("f", "filter", {{"feature", "value"}, {"value", 4}})}), Ints{4}); // op defaults to ==
+    }
+
+    void mapElementwiseFunctions()
+    {
+        // cast truncates toward zero, as tf.cast does.
+        auto p = buildPipeline(chain({range(-3, 3), op("s", "map", {{"function", "scale"}, {"features", "value"}, {"scale", 0.5}}),
+                                      op("c", "map", {{"function", "cast"}, {"dtype", "int64"}})}));
+        QVERIFY(p);
+        QCOMPARE(p->elementSpec().features[0].type.name(), std::string("int64"));
+        QCOMPARE(collect(*p).firstValues(), (Ints{-1, -1, 0, 0, 0, 1}));
+
+        const Pass scaled = runPass(chain({range(5), op("s", "map", {{"function", "scale"}, {"features", "value"}, {"scale", 2}, {"offset", 1}})}));
+        QCOMPARE(scaled.flat(), (std::vector<double>{1, 3, 5, 7, 9}));
+        QCOMPARE(scaled.elements[0].tensors[0].dtype(), DType::Float32);
+
+        const Pass clipped = runPass(chain({range(10), op("c", "map", {{"function", "clip"}, {"features", "value"}, {"clip_value_min", 2}, {"clip_value_max", 6}})}));
+        QCOMPARE(clipped.firstValues(), (Ints{2, 2, 2, 3, 4, 5, 6, 6, 6, 6}));
+        QCOMPARE(clipped.elements[0].tensors[0].dtype(), DType::Int64); // tf.clip_by_value keeps the dtype
+
+        const Pass hot = runPass(chain({range(-1, 5), op("o", "map", {{"function", "one_hot"}, {"features", "value"}, {"depth", 4}})}));
+        QCOMPARE(hot.values, (Rows{{0, 0, 0, 0}, {1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}, {0, 0, 0, 0}}));
+        QCOMPARE(hot.shapes[0], pipeline::Shape{4});
+    }
+
+    void mapShapeFunctions()
+    {
+        const std::vector<double> nd = manifestValues(manifest().at("nd_u1.npy"));
+        for (const auto &[shape, expected] : {std::pair{json{-1, 5}, pipeline::Shape{12, 5}}, std::pair{json{4, -1}, pipeline::Shape{4, 15}}}) {
+            const Pass p = runPass(chain({npy(fixture("nd_u1.npy")), op("r", "map", {{"function", "reshape"}, {"features", "x"}, {"shape", shape}})}), "x");
+            QVERIFY2(p.ok(), p.error.c_str());
+            QCOMPARE(p.shapes[1], expected);
+            QVERIFY(sameValues(p.flat(), nd));
+        }
+        for (bool keep : {true, false}) {
+            const std::string src = op("src", "from_npy", {{"features", {{"a", fixture("float32_le.npy")}, {"b", fixture("float32_be.npy")}}}});
+            auto p = buildPipeline(chain({src, op("c", "map", {{"function", "concat"}, {"features", {"a", "b"}}, {"name", "ab"}, {"keep_inputs", keep}})}));
+            QVERIFY(p);
+            QCOMPARE(p->elementSpec().names(), std::string(keep ? "a, b, ab" : "ab"));
+            const Pass pass = collect(*p, "ab");
+            const auto a = manifestValues(manifest().at("float32_le.npy")), b = manifestValues(manifest().at("float32_be.npy"));
+            QCOMPARE(pass.size(), std::size_t(4));
+            for (std::size_t r = 0; r < 4; ++r) {
+                std::vector<double> expected(a.begin() + long(3 * r), a.begin() + long(3 * r + 3));
+                expected.insert(expected.end(), b.begin() + long(3 * r), b.begin() + long(3 * r + 3));
+                QVERIFY(sameValues(pass.values[r], expected));
+            }
+        }
+    }
+
+    void mapNormalize()
+    {
+        const std::vector<double> x = manifestValues(manifest().at("float32_le.npy")); // 4 × 3
+        auto normalized = [](const json &mean, const json &std) {
+            return runPass(chain({npy(fixture("float32_le.npy")), op("n", "map", {{"function", "normalize"}, {"features", "x"}, {"mean", mean}, {"std", std}})}), "x").flat();
+        };
+        std::vector<double> expected;
+        for (std::size_t i = 0; i < x.size(); ++i)
+            expected.push_back((x[i] - double(i % 3 + 1)) / double(1 << (i % 3)));
+        QVERIFY(sameValues(normalized({1, 2, 3}, {1, 2, 4}), expected, 1e-6));
+        expected.clear();
+        for (double v : x)
+            expected.push_back((v - 0.5) / 2);
+        QVERIFY(sameValues(normalized(0.5, 2), expected, 1e-6));
+
+        // "adapt": per-column mean and (population) standard deviation over the input, as Keras computes them.
+        std::vector<double> mean(3), sd(3);
+        for (std::size_t i = 0; i < x.size(); ++i)
+            mean[i % 3] += x[i] / 4;
+        for (std::size_t i = 0; i < x.size(); ++i)
+            sd[i % 3] += (x[i] - mean[i % 3]) * (x[i] - mean[i % 3]) / 4;
+        expected.clear();
+        for (std::size_t i = 0; i < x.size(); ++i)
+            expected.push_back((x[i] - mean[i % 3]) / std::sqrt(sd[i % 3]));
+        QVERIFY(sameValues(normalized("adapt", "adapt"), expected, 1e-5));
+    }
+
+    void mapGaussianNoise()
+    {
+        QTemporaryDir dir;
+        const std::string d = dir.path().toStdString();
+        writeNpy<float>(d + "/zeros.npy", std::vector<float>(4000 * 8, 0.0f), {8});
+        auto noisy = [&](int seed) {
+            return runPass(chain({npy("zeros.npy"), op("n", "map", {{"function", "gaussian_noise"}, {"features", "x"}, {"stddev", 0.5}, {"seed", seed}})}), "x", d);
+        };
+        const Pass a = noisy(7), again = noisy(7), other = noisy(8);
+        QVERIFY2(a.ok(), a.error.c_str());
+        QCOMPARE(a.bytes, again.bytes);
+        QVERIFY(a.bytes != other.bytes);
+        const std::vector<double> v = a.flat();
+        QCOMPARE(v.size(), std::size_t(32000));
+        double sum = 0, sumSq = 0;
+        for (double e : v)
+            sum += e, sumSq += e * e;
+        const double m = sum / double(v.size()), sd = std::sqrt(sumSq / double(v.size()) - m * m);
+        QVERIFY2(std::abs(m) < 0.015, qPrintable(QString::number(m)));  // standard error 0.0028
+        QVERIFY2(std::abs(sd - 0.5) < 0.01, qPrintable(QString::number(sd)));
+    }
+
+    void fromNpyMatchesNumpy_data()
+    {
+        QTest::addColumn<QString>("name");
+        for (const char *name : {"float16_be.npy", "float16_le.npy", "float32_be.npy", "float32_le.npy", "float32_v2.npy", "float64_be.npy",
+                                 "float64_le.npy", "fortran_be_i4_3d.npy", "fortran_f8.npy", "int16_be.npy", "int16_v3.npy", "int32_le.npy",
+                                 "int64_be.npy", "int8_na.npy", "nan_f4.npy", "nd_u1.npy", "uint16_be.npy", "uint32_le.npy", "uint64_be.npy",
+                                 "uint64_le.npy", "uint8_na.npy", "bool_na.npy", "empty_f4.npy"})
+            QTest::newRow(name) << QString(name);
+    }
+    void fromNpyMatchesNumpy()
+    {
+        QFETCH(QString, name);
+        const json &entry = manifest().at(name.toStdString());
+        const Pass p = runPass(chain({npy(fixture(name.toStdString()))}), "x");
+        QVERIFY2(p.ok(), p.error.c_str());
+        const auto shape = entry.at("shape").get<std::vector<std::int64_t>>();
+        QCOMPARE(std::int64_t(p.size()), shape[0]);
+        if (p.size())
+            QCOMPARE(p.shapes[0], pipeline::Shape(shape.begin() + 1, shape.end()));
+        QVERIFY(sameValues(p.flat(), manifestValues(entry)));
+    }
+
+    void fromNpzMatchesNumpy()
+    {
+        for (const char *file : {"stored.npz", "deflated.npz"}) {
+            auto p = buildPipeline(chain({op("src", "from_npz", {{"path", fixture(file)}, {"members", {"features", "labels"}}})}));
+            QVERIFY(p);
+            QCOMPARE(p->elementSpec().names(), std::string("features, labels"));
+            const Pass features = collect(*p, "features");
+            QVERIFY(sameValues(features.flat(), manifestValues(manifest()["npz"]["features"])));
+            QCOMPARE(features.shapes[0], pipeline::Shape{4});
+            p->restart();
+            QCOMPARE(collect(*p, "labels").firstValues(), iota(0, 6));
+        }
+    }
+
+    void fromTfRecordMatchesTensorFlow()
+    {
+        const json document = json::parse(readFile(dataFile("tfrecord.json")));
+        const json &records = document.at("records");
+        for (const auto &[file, compression] : {std::pair{"tfrecord/plain.tfrecord", ""}, std::pair{"tfrecord/gzip.tfrecord.gz", "GZIP"}}) {
+            const json features{{"x", {{"dtype", "float32"}, {"shape", {3}}}}, {"label", {{"dtype", "int64"}}}, {"name", {{"dtype", "string"}}}};
+            const Pass p = runPass(chain({op("src", "from_tfrecord", {{"filenames", dataFile(file)}, {"compression_type", compression}, {"features", features}})}), "x");
+            QVERIFY2(p.ok(), p.error.c_str());
+            QCOMPARE(p.size(), records.size());
+            for (std::size_t i = 0; i < p.size(); ++i) {
+                QVERIFY(sameValues(p.values[i], records[i]["x"].get<std::vector<double>>()));
+                QCOMPARE(*p.elements[i].tensors[0].as<std::int64_t>(), records[i]["label"][0].get<std::int64_t>());
+                QCOMPARE(p.elements[i].tensors[1].stringValues(), std::vector<std::string>{records[i]["name"][0].get<std::string>()});
+            }
+        }
+    }
+
+    void fromCsvParsesColumns()
+    {
+        QTemporaryDir dir;
+        const std::string d = dir.path().toStdString();
+        writeFile(d + "/good.csv", "id,score,name,unused\n1,0.5,alpha,x\n2,-1.25,\"be,ta\",y\n3,2e3,gamma,z\n");
+        const json columns{{"id", "int64"}, {"score", "float64"}, {"name", "string"}};
+        auto p = buildPipeline(chain({op("src", "from_csv", {{"filenames", "good.csv"}, {"columns", columns}})}), d);
+        QVERIFY(p);
+        // Project files are read with nlohmann::json, whose objects keep their keys sorted: so do the features.
+        QCOMPARE(p->elementSpec().text(), std::string("{id: int64 (), name: string (), score: float64 ()}"));
+        const Pass pass = collect(*p, "score");
+        QVERIFY2(pass.ok(), pass.error.c_str());
+        QCOMPARE(pass.flat(), (std::vector<double>{0.5, -1.25, 2000}));
+        QCOMPARE(*pass.elements[2].tensors[0].as<std::int64_t>(), std::int64_t(3));
+        QCOMPARE(pass.elements[1].tensors[1].stringValues(), std::vector<std::string>{"be,ta"});
+
+        writeFile(d + "/gap.csv", "id,score\n1,0.5\n2,\n3,1.5\n");
+        const Pass missing = runPass(chain({op("src", "from_csv", {{"filenames", "gap.csv"}, {"columns", {"score"}}})}), "score", d);
+        QCOMPARE(missing.flat(), std::vector<double>{0.5});
+        QVERIFY2(contains(missing.error, "line 3") && contains(missing.error, "score") && contains(missing.error, "gap.csv"), missing.error.c_str());
+        const Pass filled = runPass(chain({op("src", "from_csv", {{"filenames", "gap.csv"}, {"columns", {"score"}}, {"column_defaults", {{"score", 9}}}})}), "score", d);
+        QCOMPARE(filled.flat(), (std::vector<double>{0.5, 9, 1.5}));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestPipelineSemantics)
+#include "tst_pipeline_semantics.moc"
