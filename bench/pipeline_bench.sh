@@ -6,7 +6,11 @@
 #
 # usage: bench/pipeline_bench.sh [--size 2G] [--runs 5] [--seconds 5] [--threads 2] [--batch 256]
 #                                [--data DIR] [--out RESULTS.jsonl]
-# env:   SLUICE, SLUICE_PYTHON as for read_bench.sh
+# env:   SLUICE          sluice binary (default: build/bin/sluice under the repo root)
+#        SLUICE_PYTHON   python for the numpy / PyTorch peers (default: the first of python3,
+#                        /usr/bin/python3 that imports numpy and torch, else numpy alone)
+#        SLUICE_TF_PYTHON python for the tf.data peers (default: the first that imports
+#                        tensorflow; without one they are skipped)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -33,12 +37,17 @@ done
 
 sluice=${SLUICE:-$root/build/bin/sluice}
 [[ -x $sluice ]] || { echo "pipeline_bench.sh: no sluice binary at $sluice (build it or set SLUICE)" >&2; exit 1; }
-py=${SLUICE_PYTHON:-}
-if [[ -z $py ]]; then
+# Debian's python3 has numpy and torch; a pyenv python3 first on PATH may have numpy (and
+# tensorflow from PyPI) but no torch, hence the search in that order.
+first_python() {
     for cand in python3 /usr/bin/python3; do
-        if command -v "$cand" >/dev/null && "$cand" -c 'import numpy' 2>/dev/null; then py=$cand; break; fi
+        if command -v "$cand" >/dev/null && "$cand" -c "$1" 2>/dev/null; then echo "$cand"; return; fi
     done
-fi
+}
+py=${SLUICE_PYTHON:-$(first_python 'import numpy, torch')}
+[[ -n $py ]] || py=$(first_python 'import numpy')
+tfpy=${SLUICE_TF_PYTHON:-$(first_python 'import numpy, tensorflow')}
+[[ -n $tfpy ]] || echo "pipeline_bench.sh: no python with tensorflow; tf.data peers skipped (pip install tensorflow-cpu)" >&2
 [[ -n $py ]] || { echo "pipeline_bench.sh: no python with numpy found (set SLUICE_PYTHON)" >&2; exit 1; }
 export SLUICE_PYTHON=$py
 
@@ -62,6 +71,9 @@ for ((run = 1; run <= runs; run++)); do
     "$sluice" bench pipeline "$x" --json --batch "$batch" --threads "$threads" --seconds "$seconds" >> "$out"
     "$py" "$here/peers/read_peers.py" "$x" --json --order shuffled --batch "$batch" --seconds "$seconds" \
         --workers "0,$threads" >> "$out"
+    if [[ -n $tfpy ]]; then
+        "$tfpy" "$here/peers/tfdata_peers.py" "$x" --json --batch "$batch" --seconds "$seconds" >> "$out"
+    fi
 done
 
 echo "results: $out" >&2

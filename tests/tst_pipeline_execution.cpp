@@ -319,7 +319,12 @@ private Q_SLOTS:
         auto slow = buildPipeline(slowInfinitePipeline(), dir(), PipelineOptions{.threads = 1});
         QVERIFY(slow);
         slow->setConsumerAttached(true);
-        QCOMPARE(collect(*slow, "x", 6).size(), std::size_t(6));
+        // The consumer does nothing with the elements (reading them into values would itself take
+        // time under a sanitizer build and count as consumer work).
+        for (int i = 0; i < 6; ++i) {
+            auto r = slow->next();
+            QVERIFY(r.ok() && *r);
+        }
         snap = slow->snapshot();
         QVERIFY2(snap.inputBound == InputBound::Highly, qPrintable(QString("share %1").arg(snap.inputBoundShare)));
         QVERIFY(snap.bottleneck != "consumer");

@@ -156,6 +156,8 @@ public:
 private:
     bool read(void *dst, std::size_t n)
     {
+        if (n == 0)
+            return true; // a scalar's empty shape: nothing to copy (and dst may be null)
         if (n > m_file->size() - m_offset)
             return false;
         std::memcpy(dst, m_file->bytes().data() + m_offset, n);
