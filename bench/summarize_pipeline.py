@@ -32,7 +32,7 @@ def main():
     print(f"| tool | samples/s (median of {len(sluice)}) | GB/s | Sluice's speed-up |")
     print("|---|---:|---:|---:|")
     print(f"| **Sluice** from_npy → global_shuffle → batch → prefetch | {ours:,.0f} | {med(sluice, 'bytes_per_s') / 1e9:.2f} | |")
-    tf_map = peers.pop("tfdata_map_overhead", [])
+    tf_maps = {name: peers.pop(name, []) for name in ("tfdata_map_overhead", "tfdata_map_overhead_unoptimized")}
     for peer, recs in peers.items():
         s = med(recs, "samples_per_s")
         print(f"| {peer} | {s:,.0f} | {med(recs, 'bytes_per_s') / 1e9:.2f} | {ours / s:.1f}x |")
@@ -41,11 +41,13 @@ def main():
     print(f"Identity map stage, cost per element (chain of {k}, medians): "
           f"batched {med(sluice, 'map_overhead_batched_ns_per_element'):.3f} ns, "
           f"unbatched {med(sluice, 'map_overhead_unbatched_ns_per_element'):.1f} ns")
-    if tf_map:
-        print(f"tf.data, the same chains (medians of {len(tf_map)}): "
-              f"batched {med(tf_map, 'map_overhead_batched_ns_per_element'):.3f} ns, "
-              f"unbatched {med(tf_map, 'map_overhead_unbatched_ns_per_element'):.1f} ns "
-              f"(TensorFlow {tf_map[0]['tensorflow']})")
+    for name, tf_map in tf_maps.items():
+        if tf_map:
+            what = "default optimizations" if name == "tfdata_map_overhead" else "static optimizations off"
+            print(f"tf.data, the same chains, {what} (medians of {len(tf_map)}): "
+                  f"batched {med(tf_map, 'map_overhead_batched_ns_per_element'):.3f} ns, "
+                  f"unbatched {med(tf_map, 'map_overhead_unbatched_ns_per_element'):.1f} ns "
+                  f"(TensorFlow {tf_map[0]['tensorflow']})")
     print("Bottleneck reported by the pipeline:", ", ".join(sorted({r["bottleneck"] for r in sluice})))
 
 

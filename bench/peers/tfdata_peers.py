@@ -10,7 +10,8 @@
   tfdata_map_overhead       the per-element cost of an identity map stage: range(N) with and
                             without K chained .map(lambda x: x), on single elements and after
                             batch(B), as `sluice bench pipeline` measures it (best of repeated
-                            passes, iterated inside TensorFlow with Dataset.reduce).
+                            passes, iterated inside TensorFlow with Dataset.reduce), with
+                            tf.data's default static optimizations and with them off.
 
 The clock starts after the first batch (graph tracing and thread start-up are not counted).
 
@@ -61,30 +62,39 @@ def index_map(path, batch, seconds):
     return timed(ds, seconds, lambda x: int(x.shape[0])), a
 
 
-def map_overhead(batch, seconds, k):
+def map_overhead(batch, seconds, k, optimize):
     """Iterates inside TensorFlow (Dataset.reduce), not from Python, so the figure is tf.data's
-    own cost per element and not the Python loop's."""
+    own cost per element and not the Python loop's. Datasets and the reduce function are built
+    (traced) before the clock starts. With `optimize` False, tf.data's static optimizations are
+    off: by default they fuse the chained maps into one and may drop identity maps, which would
+    measure the optimizer rather than the cost of a map stage."""
+    options = tf.data.Options()
+    options.experimental_optimization.apply_default_optimizations = optimize
+
     def chain(ds):
         for _ in range(k):
             ds = ds.map(lambda x: x)
-        return ds
+        return ds.with_options(options)
 
-    def per_row_ns(make, rows):
-        make(1000).reduce(np.int64(0), lambda s, x: s + 1)  # trace once
+    @tf.function
+    def count(ds):
+        return ds.reduce(np.int64(0), lambda s, x: s + 1)
+
+    def per_row_ns(ds, rows):
+        count(ds)  # trace once, warm up
         best = float("inf")
         deadline = time.perf_counter() + seconds / 4
         while time.perf_counter() < deadline or best == float("inf"):
             start = time.perf_counter()
-            make(rows).reduce(np.int64(0), lambda s, x: s + 1)
+            count(ds)
             best = min(best, time.perf_counter() - start)
         return best * 1e9 / rows
 
-    n = 200_000
-    unbatched_ns = (per_row_ns(lambda r: chain(tf.data.Dataset.range(r)), n)
-                    - per_row_ns(lambda r: tf.data.Dataset.range(r), n)) / k
-    nb = 20_000_000
-    batched_ns = (per_row_ns(lambda r: chain(tf.data.Dataset.range(r).batch(batch)), nb)
-                  - per_row_ns(lambda r: tf.data.Dataset.range(r).batch(batch), nb)) / k
+    n, nb = 200_000, 20_000_000
+    base = tf.data.Dataset.range(n).with_options(options)
+    based = tf.data.Dataset.range(nb).batch(batch).with_options(options)
+    unbatched_ns = (per_row_ns(chain(tf.data.Dataset.range(n)), n) - per_row_ns(base, n)) / k
+    batched_ns = (per_row_ns(chain(tf.data.Dataset.range(nb).batch(batch)), nb) - per_row_ns(based, nb)) / k
     return batched_ns, unbatched_ns
 
 
@@ -102,11 +112,14 @@ def main():
         rec = {"peer": peer, "order": "shuffled", "batch": args.batch, "seconds": elapsed, "samples": rows,
                "samples_per_s": rows / elapsed, "bytes_per_s": rows * row_bytes / elapsed, "tensorflow": tf.__version__}
         print(json.dumps(rec) if args.json else f"{peer:<24} {rec['samples_per_s']:>12,.0f} samples/s", flush=True)
-    batched_ns, unbatched_ns = map_overhead(args.batch, args.seconds, args.map_chain)
-    rec = {"peer": "tfdata_map_overhead", "map_chain": args.map_chain, "batch": args.batch,
-           "map_overhead_batched_ns_per_element": batched_ns, "map_overhead_unbatched_ns_per_element": unbatched_ns,
-           "tensorflow": tf.__version__}
-    print(json.dumps(rec) if args.json else f"identity map: {batched_ns:.2f} ns/element batched, {unbatched_ns:.1f} ns unbatched", flush=True)
+    for optimize in (True, False):
+        batched_ns, unbatched_ns = map_overhead(args.batch, args.seconds, args.map_chain, optimize)
+        peer = "tfdata_map_overhead" + ("" if optimize else "_unoptimized")
+        rec = {"peer": peer, "map_chain": args.map_chain, "batch": args.batch,
+               "map_overhead_batched_ns_per_element": batched_ns, "map_overhead_unbatched_ns_per_element": unbatched_ns,
+               "tensorflow": tf.__version__}
+        print(json.dumps(rec) if args.json else f"{peer}: {batched_ns:.2f} ns/element batched, {unbatched_ns:.1f} ns unbatched",
+              flush=True)
 
 
 if __name__ == "__main__":
