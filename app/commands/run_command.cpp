@@ -1,10 +1,12 @@
-// sluice run PROJECT --profile [--epochs N | --seconds S] [--json]: iterates a pipeline-only
-// project headless and reports every stage's figures and the bottleneck.
+// sluice run PROJECT: a project with a model trains it (train_command.cpp); a pipeline-only
+// project is iterated and every stage's figures and the bottleneck are reported (--profile).
 #include "commands/commands.h"
 
 #include "cli/cli_support.h"
 #include "cli/pipeline_options.h"
 #include "cli/stats_table.h"
+#include "commands/train_command.h"
+#include "train/training_config.h"
 
 #include <unistd.h>
 
@@ -36,11 +38,26 @@ int run(const QStringList &arguments)
 {
     QCommandLineParser parser;
     parser.setApplicationDescription(
-        "Runs a project headless. A project with a pipeline and no model: iterates the pipeline and reports each stage.\n\n"
-        "Example:\n  sluice run projects/classic-pipeline.sluice --profile --seconds 10");
+        "Runs a project headless. A project with a model trains it: synchronous data-parallel over CPU replicas (--replicas) "
+        "and, under mpirun, over processes; progress on a terminal, JSON lines with --json, and with --out DIR the run's "
+        "events.jsonl, metrics.csv, weights.npz, checkpoints/ and the project as run. A project with a pipeline and no model: "
+        "iterates the pipeline and reports each stage.\n\n"
+        "Exit codes: 0 ok, 1 the run failed or was cancelled (Ctrl-C saves a checkpoint), 2 bad input.\n\n"
+        "Examples:\n"
+        "  sluice run projects/regression.sluice --epochs 3 --replicas 2 --out runs/first\n"
+        "  sluice run projects/regression.sluice --set training.optimizer.learning_rate=0.01 --set nodes.batch.batch_size=256\n"
+        "  sluice run projects/regression.sluice --out runs/first --resume\n"
+        "  mpirun -np 2 sluice run projects/regression.sluice --out runs/mpi\n"
+        "  sluice run projects/classic-pipeline.sluice --profile --seconds 10");
     parser.addPositionalArgument("PROJECT", "The .sluice project file.");
-    parser.addOption({"profile", "Print the per-stage table and the bottleneck at the end."});
-    parser.addOption({"epochs", "Passes over the pipeline (default 1; a repeating pipeline runs until --seconds or Ctrl-C).", "N"});
+    parser.addOption({"set", "Overrides a value of the project: a dotted key (training.epochs, training.optimizer.learning_rate) or "
+                             "nodes.<id>.<param> for a pipeline stage; the value is JSON or text. Repeatable.", "key=value"});
+    parser.addOption({"device", "Where to train: cpu (default). cuda / cuda:0,1 need the CUDA backend.", "DEVICE"});
+    parser.addOption({"replicas", "Mirrored CPU replicas in this process (overrides training.replicas).", "N"});
+    parser.addOption({"out", "Folder for the run's files: events.jsonl, metrics.csv, weights.npz, checkpoints/, project.sluice.", "DIR"});
+    parser.addOption({"resume", "Continue the run in --out DIR from its newest checkpoint."});
+    parser.addOption({"profile", "Pipeline-only projects: print the per-stage table and the bottleneck at the end."});
+    parser.addOption({"epochs", "Epochs to train (overrides training.epochs); pipeline-only: passes over the pipeline (default 1).", "N"});
     parser.addOption({"seconds", "Stop after S seconds, starting new passes as needed.", "S"});
     parser.addOption({"json", "One JSON object per line on stdout: periodic {\"event\": \"stats\"} and a final {\"event\": \"run_end\"}."});
     parser.addOption({"stats-interval", "Seconds between stats events (default 1).", "S"});
@@ -51,11 +68,27 @@ int run(const QStringList &arguments)
     auto project = cli::loadProjectArgument(parser, "run");
     if (!project)
         return cli::BadInput;
-    if (!project->model.is_null()) {
-        cli::printError(project->path(), "has a model; this version of Sluice runs pipeline-only projects (training comes with the "
-                                         "training engine). Remove \"model\" or run with a newer Sluice");
-        return cli::BadInput;
+    if (parser.isSet("set")) {
+        nlohmann::json document = project->toJson();
+        for (const QString &assignment : parser.values("set"))
+            if (auto s = train::applySetting(document, assignment.toStdString()); !s.ok()) {
+                cli::printError(s.error());
+                return cli::BadInput;
+            }
+        auto changed = Project::fromJson(document, project->folder(), project->path());
+        if (!changed) {
+            cli::printError(changed.error());
+            return cli::BadInput;
+        }
+        project = std::move(*changed);
     }
+    if (!project->model.is_null())
+        return runTraining(parser, std::move(*project));
+    for (const char *option : {"replicas", "resume", "out", "device"})
+        if (parser.isSet(option)) {
+            cli::printError(std::string("--") + option, "applies to projects with a model; this project has a pipeline only");
+            return cli::BadInput;
+        }
     auto options = cli::pipelineOptions(parser);
     if (!options)
         return cli::BadInput;

@@ -185,6 +185,12 @@ StageStats *BuildContext::statsFor(const PipelineNode &node)
     return &s;
 }
 
+std::shared_ptr<std::atomic<std::uint64_t>> BuildContext::newPassCounter()
+{
+    m_passCounters.push_back(std::make_shared<std::atomic<std::uint64_t>>(0));
+    return m_passCounters.back();
+}
+
 std::uint64_t BuildContext::seedFor(const PipelineNode &node, std::optional<std::int64_t> ownSeed) const
 {
     if (ownSeed)

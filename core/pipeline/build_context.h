@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <map>
@@ -106,6 +107,12 @@ public:
     void setGlobalSeed(std::optional<std::uint64_t> seed) { m_globalSeed = seed; }
     void noteFiles(const std::string &id, std::size_t files) { m_files[id] = files; }
 
+    // A new counter of the passes an op has started (its shuffle order depends on it). The
+    // pipeline keeps them all, in build order, so a checkpoint can record the position of every
+    // random op and a resumed run can put them back (Pipeline::passCounters).
+    std::shared_ptr<std::atomic<std::uint64_t>> newPassCounter();
+    const std::vector<std::shared_ptr<std::atomic<std::uint64_t>>> &passCounters() const { return m_passCounters; }
+
 private:
     const Project &m_project;
     std::string m_what;
@@ -117,6 +124,7 @@ private:
     std::optional<std::size_t> m_fileFilter;
     int m_threads;
     std::optional<std::uint64_t> m_globalSeed;
+    std::vector<std::shared_ptr<std::atomic<std::uint64_t>>> m_passCounters;
 };
 
 } // namespace sluice::pipeline

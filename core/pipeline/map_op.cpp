@@ -15,9 +15,9 @@ class MapDataset final : public Dataset
 {
 public:
     MapDataset(StageStats *stats, DatasetPtr input, std::shared_ptr<const MapFunction> function, std::int64_t parallel, bool deterministic,
-               int threads)
+               int threads, std::shared_ptr<std::atomic<std::uint64_t>> passes)
         : Dataset(function->outputSpec(), stats), m_input(std::move(input)), m_function(std::move(function)),
-          m_parallel(parallel), m_deterministic(deterministic), m_threads(threads)
+          m_parallel(parallel), m_deterministic(deterministic), m_threads(threads), m_passes(std::move(passes))
     {
     }
     std::int64_t cardinality() const override { return m_input->cardinality(); }
@@ -25,7 +25,7 @@ public:
 protected:
     std::unique_ptr<Iterator> makeRawIterator(const IteratorContext &context) const override
     {
-        const std::uint64_t pass = m_passes.fetch_add(1);
+        const std::uint64_t pass = m_passes->fetch_add(1);
         auto fn = m_function;
         if (m_parallel == 0) {
             class SequentialMap final : public Iterator
@@ -69,7 +69,7 @@ private:
     std::int64_t m_parallel; // 0: sequential
     bool m_deterministic;
     int m_threads;
-    mutable std::atomic<std::uint64_t> m_passes{0};
+    std::shared_ptr<std::atomic<std::uint64_t>> m_passes;
 };
 
 std::shared_ptr<Dataset> buildMap(BuildContext &context, Params &params, const Inputs &inputs)
@@ -92,7 +92,7 @@ std::shared_ptr<Dataset> buildMap(BuildContext &context, Params &params, const I
     StageStats *stats = context.statsFor(params.node());
     stats->async = parallel != 0;
     stats->tunesParallelism = parallel == kAutotune;
-    return std::make_shared<MapDataset>(stats, input, std::move(fn), parallel, deterministic, context.threads());
+    return std::make_shared<MapDataset>(stats, input, std::move(fn), parallel, deterministic, context.threads(), context.newPassCounter());
 }
 
 } // namespace

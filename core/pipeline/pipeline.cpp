@@ -17,6 +17,7 @@ struct Pipeline::Impl
 {
     // Declaration order matters for destruction: counters outlive the runtime's tasks.
     std::deque<StageStats> stats;
+    std::vector<std::shared_ptr<std::atomic<std::uint64_t>>> passCounters; // of the random ops, in build order
     std::vector<StageStats *> order; // source first
     std::unique_ptr<Runtime> runtime;
     DatasetPtr output;
@@ -88,6 +89,7 @@ Result<std::unique_ptr<Pipeline>> Pipeline::build(const Project &project, Pipeli
         BuildContext context(project, what, impl.stats, impl.runtime->threads());
         context.setGlobalSeed(options.seed);
         impl.output = context.build(output);
+        impl.passCounters = context.passCounters();
     } catch (const BuildFailure &failure) {
         Error e = failure.error;
         e.what = what;
@@ -133,6 +135,23 @@ Result<std::optional<Element>> Pipeline::next()
 void Pipeline::restart()
 {
     m_impl->reader.reset();
+}
+
+std::vector<std::uint64_t> Pipeline::passCounters() const
+{
+    std::vector<std::uint64_t> values;
+    for (const auto &c : m_impl->passCounters)
+        values.push_back(c->load());
+    return values;
+}
+
+bool Pipeline::setPassCounters(const std::vector<std::uint64_t> &counters)
+{
+    if (counters.size() != m_impl->passCounters.size())
+        return false;
+    for (std::size_t i = 0; i < counters.size(); ++i)
+        m_impl->passCounters[i]->store(counters[i]);
+    return true;
 }
 
 void Pipeline::cancel()

@@ -43,6 +43,13 @@ public:
     Result<std::optional<Element>> next();
     // Starts a new pass (an epoch): shuffles draw their next order.
     void restart();
+
+    // The position of every random op (the passes each has started), for checkpoints: record it
+    // before the first next() of a pass; setPassCounters() on a freshly built (or restarted)
+    // pipeline of the same project makes its next pass draw the same orders. False when the
+    // count does not match (another project).
+    std::vector<std::uint64_t> passCounters() const;
+    bool setPassCounters(const std::vector<std::uint64_t> &counters);
     // Stops the pipeline; a waiting next() returns within ~20 ms. Any thread.
     void cancel();
     bool cancelled() const;

@@ -83,8 +83,10 @@ private:
 class ShuffleDataset final : public Dataset
 {
 public:
-    ShuffleDataset(StageStats *stats, DatasetPtr input, std::uint64_t bufferSize, std::uint64_t seed, bool reshuffle)
-        : Dataset(input->spec(), stats), m_input(std::move(input)), m_bufferSize(bufferSize), m_seed(seed), m_reshuffle(reshuffle)
+    ShuffleDataset(StageStats *stats, DatasetPtr input, std::uint64_t bufferSize, std::uint64_t seed, bool reshuffle,
+                   std::shared_ptr<std::atomic<std::uint64_t>> passes)
+        : Dataset(input->spec(), stats), m_input(std::move(input)), m_bufferSize(bufferSize), m_seed(seed), m_reshuffle(reshuffle),
+          m_passes(std::move(passes))
     {
     }
     std::int64_t cardinality() const override { return m_input->cardinality(); }
@@ -92,7 +94,7 @@ public:
 protected:
     std::unique_ptr<Iterator> makeRawIterator(const IteratorContext &context) const override
     {
-        const std::uint64_t pass = m_passes.fetch_add(1);
+        const std::uint64_t pass = m_passes->fetch_add(1);
         return std::make_unique<ShuffleIterator>(m_input->makeIterator(context), m_bufferSize, mix(m_seed, m_reshuffle ? pass : 0));
     }
 
@@ -100,7 +102,7 @@ private:
     DatasetPtr m_input;
     std::uint64_t m_bufferSize, m_seed;
     bool m_reshuffle;
-    mutable std::atomic<std::uint64_t> m_passes{0};
+    std::shared_ptr<std::atomic<std::uint64_t>> m_passes;
 };
 
 std::shared_ptr<Dataset> buildShuffle(BuildContext &context, Params &params, const Inputs &inputs)
@@ -111,7 +113,7 @@ std::shared_ptr<Dataset> buildShuffle(BuildContext &context, Params &params, con
         seed = params.integer("seed", std::nullopt, INT64_MIN);
     const bool reshuffle = params.boolean("reshuffle_each_iteration", true);
     return std::make_shared<ShuffleDataset>(context.statsFor(params.node()), inputs.at(0), std::uint64_t(bufferSize),
-                                            context.seedFor(params.node(), seed), reshuffle);
+                                            context.seedFor(params.node(), seed), reshuffle, context.newPassCounter());
 }
 
 class PermutedMap final : public IndexMap
@@ -137,7 +139,7 @@ std::shared_ptr<Dataset> buildGlobalShuffle(BuildContext &context, Params &param
         params.fail("", "needs a random-access input (from_npy, from_npz, range, or take / skip / shard / global_shuffle over "
                         "them) directly before it; use shuffle(buffer_size) for streams such as TFRecord or CSV");
     const std::uint64_t seed = context.seedFor(params.node(), ownSeed);
-    auto passes = std::make_shared<std::atomic<std::uint64_t>>(0);
+    auto passes = context.newPassCounter();
     return std::make_shared<DerivedAccessDataset>(input, context.statsFor(params.node()),
                                                   [seed, reshuffle, passes](std::shared_ptr<const IndexMap> inner, bool newPass) {
                                                       const std::uint64_t pass = newPass ? passes->fetch_add(1) : 0;

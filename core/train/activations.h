@@ -19,7 +19,11 @@ const std::vector<std::string> &knownActivations();
 
 // y = f(x) over `count` values laid out as rows of `rowSize` (softmax works per row). In place allowed.
 void activationForward(ActivationKind kind, const float *x, float *y, std::int64_t count, std::int64_t rowSize);
-// dx = dy * f'(x), from x and y = f(x) (whichever is cheaper is used). dx may alias dy.
+// dx = dy * f'(x), from x and y = f(x) (whichever is cheaper is used). dx may alias dy; x may
+// be null when !activationNeedsInput(kind).
 void activationBackward(ActivationKind kind, const float *x, const float *y, const float *dy, float *dx, std::int64_t count, std::int64_t rowSize);
+// Whether activationBackward reads x (gelu) rather than only y: layers that apply the activation
+// in place keep the pre-activation values only then.
+bool activationNeedsInput(ActivationKind kind);
 
 } // namespace sluice::train

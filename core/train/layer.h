@@ -34,8 +34,11 @@ struct PassContext
     bool training = true;             // Dropout is the identity when false
     std::uint64_t seed = 0;           // the run's seed
     std::uint64_t step = 0;           // the global step: dropout masks differ per step
-    std::int64_t globalRowOffset = 0; // this replica's first row within the global batch, so that
-                                      // random masks depend on the sample, not on the replica
+    // Row r of this replica's slice is row globalRowOffset + r * globalRowStride of the global
+    // batch (the stride is the number of MPI workers when they share batches element by
+    // element), so that random masks depend on the sample, not on the replica or process.
+    std::int64_t globalRowOffset = 0;
+    std::int64_t globalRowStride = 1;
 };
 
 // Scratch a layer keeps between its forward and backward pass, owned by one replica.

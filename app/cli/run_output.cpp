@@ -1,0 +1,189 @@
+#include "cli/run_output.h"
+
+#include "io/atomic_file.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace sluice::cli {
+
+namespace {
+
+std::string csvValue(const nlohmann::json &v)
+{
+    if (v.is_number_float()) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.9g", v.get<double>());
+        return text;
+    }
+    if (v.is_string())
+        return v.get<std::string>();
+    return v.is_null() ? std::string() : v.dump();
+}
+
+std::string humanCount(double v)
+{
+    char text[32];
+    if (v >= 1e6)
+        std::snprintf(text, sizeof text, "%.2fM", v / 1e6);
+    else if (v >= 1e3)
+        std::snprintf(text, sizeof text, "%.1fk", v / 1e3);
+    else
+        std::snprintf(text, sizeof text, "%.0f", v);
+    return text;
+}
+
+} // namespace
+
+RunOutput::RunOutput(Options options) : m_options(std::move(options))
+{
+    m_terminal = !m_options.quiet && !m_options.json && isatty(STDERR_FILENO);
+}
+
+RunOutput::~RunOutput()
+{
+    clearProgress();
+    if (m_events)
+        std::fclose(m_events);
+}
+
+std::optional<std::string> RunOutput::open()
+{
+    if (m_options.outDir.empty())
+        return std::nullopt;
+    std::error_code ec;
+    std::filesystem::create_directories(m_options.outDir, ec);
+    if (ec)
+        return m_options.outDir + ": cannot create the folder: " + ec.message();
+    const std::string events = m_options.outDir + "/events.jsonl";
+    m_events = std::fopen(events.c_str(), m_options.resume ? "a" : "w");
+    if (!m_events)
+        return events + ": cannot write";
+    if (m_options.resume) {
+        // Keep the epochs the interrupted run finished.
+        std::ifstream csv(m_options.outDir + "/metrics.csv");
+        std::string line;
+        if (std::getline(csv, line)) {
+            std::stringstream header(line);
+            for (std::string column; std::getline(header, column, ',');)
+                m_columns.push_back(column);
+            while (std::getline(csv, line))
+                if (!line.empty())
+                    m_rows.push_back(line);
+        }
+    }
+    return std::nullopt;
+}
+
+void RunOutput::onEvent(const nlohmann::json &event)
+{
+    const std::string type = event.value("event", "");
+    if (m_events) {
+        std::fputs((event.dump() + "\n").c_str(), m_events);
+        std::fflush(m_events);
+    }
+    if (type == "epoch_end") {
+        if (m_columns.empty()) {
+            // The losses first, then metrics, validation and timings, as Keras's CSVLogger reads.
+            m_columns = {"epoch", "step", "loss"};
+            for (const char *prefix : {"", "val_"})
+                for (auto it = event.begin(); it != event.end(); ++it) {
+                    const std::string &k = it.key();
+                    const bool timing = k == "seconds" || k == "samples_per_s" || k == "learning_rate";
+                    if (k == "event" || k == "epoch" || k == "step" || k == "loss" || timing || (k.rfind("val_", 0) == 0) != (*prefix != 0))
+                        continue;
+                    m_columns.push_back(k);
+                }
+            for (const char *k : {"learning_rate", "seconds", "samples_per_s"})
+                m_columns.push_back(k);
+        }
+        std::string row;
+        for (std::size_t i = 0; i < m_columns.size(); ++i)
+            row += (i ? "," : "") + (event.contains(m_columns[i]) ? csvValue(event[m_columns[i]]) : std::string());
+        // A resumed run may finish an epoch the interrupted run had not: replace, never duplicate.
+        const std::string epochKey = csvValue(event["epoch"]) + ",";
+        std::erase_if(m_rows, [&](const std::string &r) { return r.rfind(epochKey, 0) == 0; });
+        m_rows.push_back(row);
+        writeMetricsCsv();
+    }
+    if (m_options.quiet)
+        return;
+    if (m_options.json) {
+        std::fputs((event.dump() + "\n").c_str(), stdout);
+        std::fflush(stdout);
+        return;
+    }
+    if (type == "step" && m_terminal)
+        drawProgress(event);
+    else if (type == "epoch_end")
+        printEpochLine(event);
+    else if (type == "run_start") {
+        std::printf("%s", event.value("model", "").c_str());
+        std::printf("Training on %d CPU replica%s x %d process%s (%s all-reduce, %s)\n", event.value("replicas", 1), event.value("replicas", 1) == 1 ? "" : "s",
+                    event.value("processes", 1), event.value("processes", 1) == 1 ? "" : "es", event.value("reducer", "").c_str(),
+                    event.value("optimizer", "").c_str());
+        std::fflush(stdout);
+    } else if (type == "resumed") {
+        std::printf("Resumed from %s at step %lld\n", event.value("path", "").c_str(), static_cast<long long>(event.value("step", 0)));
+        std::fflush(stdout);
+    }
+}
+
+void RunOutput::drawProgress(const nlohmann::json &event)
+{
+    char line[256];
+    std::snprintf(line, sizeof line, "epoch %d/%d  step %lld  loss %.5g  %s samples/s", event.value("epoch", 0), m_options.epochs,
+                  static_cast<long long>(event.value("step", 0)), event.value("loss", 0.0), humanCount(event.value("samples_per_s", 0.0)).c_str());
+    std::fprintf(stderr, "\r\033[K%s", line);
+    m_progressShown = true;
+}
+
+void RunOutput::clearProgress()
+{
+    if (m_progressShown) {
+        std::fputs("\r\033[K", stderr);
+        m_progressShown = false;
+    }
+}
+
+void RunOutput::printEpochLine(const nlohmann::json &event)
+{
+    clearProgress();
+    std::string line = "Epoch " + std::to_string(event.value("epoch", 0)) + "/" + std::to_string(m_options.epochs) + ":";
+    for (auto it = event.begin(); it != event.end(); ++it) {
+        const std::string &k = it.key();
+        if (k == "event" || k == "epoch" || k == "step" || k == "seconds" || k == "samples_per_s" || k == "learning_rate")
+            continue;
+        char value[48];
+        std::snprintf(value, sizeof value, "%.5g", it.value().is_number() ? it.value().get<double>() : 0.0);
+        line += " " + k + " " + value + " -";
+    }
+    if (line.back() == '-')
+        line.pop_back();
+    char tail[96];
+    std::snprintf(tail, sizeof tail, "(%.1f s, %s samples/s)", event.value("seconds", 0.0), humanCount(event.value("samples_per_s", 0.0)).c_str());
+    std::printf("%s%s\n", line.c_str(), tail);
+    std::fflush(stdout);
+}
+
+void RunOutput::writeMetricsCsv()
+{
+    if (m_options.outDir.empty())
+        return;
+    std::string text;
+    for (std::size_t i = 0; i < m_columns.size(); ++i)
+        text += (i ? "," : "") + m_columns[i];
+    text += "\n";
+    for (const auto &r : m_rows)
+        text += r + "\n";
+    auto file = AtomicFile::create(m_options.outDir + "/metrics.csv");
+    if (!file)
+        return;
+    if (file->write(std::as_bytes(std::span(text.data(), text.size()))).ok())
+        (void)file->commit();
+}
+
+} // namespace sluice::cli

@@ -1,0 +1,49 @@
+#pragma once
+// What `sluice run` writes for a training run: the events as JSON lines (stdout with --json,
+// and --out DIR/events.jsonl), the per-epoch metrics as CSV (rewritten atomically after each
+// epoch, kept across --resume), a progress line on a terminal, epoch lines otherwise.
+//
+// Threading: the training thread only.
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sluice::cli {
+
+class RunOutput
+{
+public:
+    struct Options
+    {
+        bool json = false;     // JSON lines on stdout
+        bool quiet = false;    // nothing on stdout/stderr (MPI ranks other than 0)
+        std::string outDir;    // empty: no files
+        bool resume = false;   // append to the files of an earlier run
+        int epochs = 1;
+    };
+    explicit RunOutput(Options options);
+    ~RunOutput();
+
+    // Opens the files; an error message when the folder cannot be written.
+    std::optional<std::string> open();
+    void onEvent(const nlohmann::json &event);
+
+private:
+    void writeMetricsCsv();
+    void printEpochLine(const nlohmann::json &event);
+    void drawProgress(const nlohmann::json &event);
+    void clearProgress();
+
+    Options m_options;
+    std::FILE *m_events = nullptr;
+    bool m_terminal = false, m_progressShown = false;
+    std::vector<std::string> m_columns;
+    std::vector<std::string> m_rows; // CSV lines without the header
+};
+
+} // namespace sluice::cli

@@ -1,0 +1,171 @@
+// sluice run on a project with a model: trains it headless (run_command.cpp parses the options
+// and hands over here). Bad input exits 2 before training starts; a run that fails exits 1.
+#include "commands/train_command.h"
+
+#include "cli/cli_support.h"
+#include "cli/run_output.h"
+#include "io/atomic_file.h"
+#include "train/mpi_reducer.h"
+#include "train/trainer.h"
+
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+
+namespace sluice::commands {
+
+namespace {
+
+std::atomic<bool> g_cancel{false};
+
+extern "C" void onTrainingInterrupt(int signal)
+{
+    // The first Ctrl-C asks for a clean stop (checkpoint, run_end); a second one ends at once.
+    g_cancel.store(true);
+    std::signal(signal, SIG_DFL);
+}
+
+// Ends the run; with several MPI processes, ends every rank (the others would wait forever in
+// the next all-reduce).
+int endWith(int code, int processes)
+{
+    if (processes > 1)
+        train::abortAllRanks(code);
+    train::finalizeMpi();
+    return code;
+}
+
+} // namespace
+
+int runTraining(const QCommandLineParser &parser, Project project)
+{
+    int processes = 1, rank = 0;
+    std::unique_ptr<train::GradientReducer> reducer;
+    if (train::launchedByMpi()) {
+        auto r = train::makeMpiReducer();
+        if (!r) {
+            cli::printError(r.error());
+            return cli::BadInput;
+        }
+        reducer = std::move(*r);
+        processes = reducer->processCount();
+        rank = reducer->processIndex();
+    }
+    auto report = [&](const Error &e) {
+        if (processes > 1)
+            cli::printError("rank " + std::to_string(rank) + ": " + e.what, e.reason);
+        else
+            cli::printError(e);
+    };
+
+    auto config = train::parseTrainingConfig(project);
+    if (!config) {
+        report(config.error());
+        return endWith(cli::BadInput, processes);
+    }
+    if (parser.isSet("epochs")) {
+        auto n = cli::parseCount("epochs", parser.value("epochs"), 1);
+        if (!n)
+            return endWith(cli::BadInput, processes);
+        config->epochs = int(*n);
+    }
+    if (parser.isSet("replicas")) {
+        auto n = cli::parseCount("replicas", parser.value("replicas"), 1);
+        if (!n)
+            return endWith(cli::BadInput, processes);
+        config->replicas = int(std::min<std::uint64_t>(*n, 256));
+        config->devices.clear();
+        if (config->replicas > 1)
+            config->strategy = "mirrored";
+    }
+    if (parser.isSet("device")) {
+        const std::string device = parser.value("device").toStdString();
+        if (device.rfind("cuda", 0) == 0) {
+            report(Error::unsupported("--device " + device, "this Sluice trains on the CPU backend only (the CUDA backend is not built in); use --device cpu"));
+            return endWith(cli::BadInput, processes);
+        }
+        if (device != "cpu") {
+            report(Error::invalid("--device", "unknown device '" + device + "' (known: cpu, cuda, cuda:0,1)"));
+            return endWith(cli::BadInput, processes);
+        }
+    }
+    if (parser.isSet("threads")) {
+        auto n = cli::parseCount("threads", parser.value("threads"), 1);
+        if (!n)
+            return endWith(cli::BadInput, processes);
+        config->threads = int(std::min<std::uint64_t>(*n, 1024));
+    }
+    if (parser.isSet("seed")) {
+        auto n = cli::parseCount("seed", parser.value("seed"), 0);
+        if (!n)
+            return endWith(cli::BadInput, processes);
+        config->seed = *n;
+    }
+    const bool resume = parser.isSet("resume");
+    const std::string outDir = parser.value("out").toStdString();
+    if (resume && outDir.empty()) {
+        report(Error::invalid("--resume", "needs --out DIR: the folder of the run to continue (its checkpoints/)"));
+        return endWith(cli::BadInput, processes);
+    }
+
+    cli::RunOutput::Options outputOptions;
+    outputOptions.json = parser.isSet("json");
+    outputOptions.quiet = rank != 0;
+    outputOptions.outDir = rank == 0 ? outDir : std::string();
+    outputOptions.resume = resume;
+    outputOptions.epochs = config->epochs;
+    cli::RunOutput output(outputOptions);
+
+    train::TrainerOptions options;
+    options.checkpointDir = outDir.empty() ? std::string() : outDir + "/checkpoints";
+    options.resume = resume;
+    options.reducer = reducer.get();
+    options.cancelFlag = &g_cancel;
+    options.onEvent = [&output](const nlohmann::json &e) { output.onEvent(e); };
+    auto trainer = train::Trainer::create(project, *config, options);
+    if (!trainer) {
+        report(trainer.error());
+        return endWith(cli::BadInput, processes);
+    }
+    if (auto problem = output.open()) {
+        cli::printError("--out", *problem);
+        return endWith(cli::BadInput, processes);
+    }
+    if (rank == 0 && !outDir.empty() && !resume) {
+        // The project as run (with --set applied), so the run can be repeated.
+        if (auto file = AtomicFile::create(outDir + "/project.sluice"); file.ok())
+            if (file->write(project.toJson().dump(2) + "\n").ok())
+                (void)file->commit();
+    }
+
+    g_cancel = false;
+    auto previousInt = std::signal(SIGINT, onTrainingInterrupt);
+    auto previousTerm = std::signal(SIGTERM, onTrainingInterrupt);
+    const train::RunOutcome outcome = (*trainer)->run();
+    std::signal(SIGINT, previousInt);
+    std::signal(SIGTERM, previousTerm);
+
+    if (rank == 0 && !outDir.empty() && outcome.status != train::RunStatus::Failed) {
+        if (auto s = (*trainer)->model().saveWeights(outDir + "/weights.npz", (*trainer)->weights()); !s.ok()) {
+            report(s.error());
+            return endWith(cli::RunFailed, processes);
+        }
+    }
+    switch (outcome.status) {
+    case train::RunStatus::Ok:
+        train::finalizeMpi();
+        return cli::Success;
+    case train::RunStatus::Cancelled:
+        if (rank == 0)
+            cli::printError("run", "cancelled at step " + std::to_string(outcome.steps) +
+                                       (outDir.empty() ? std::string() : "; continue with --resume --out " + outDir));
+        train::finalizeMpi();
+        return cli::RunFailed;
+    case train::RunStatus::Failed:
+        report(*outcome.error);
+        return endWith(cli::RunFailed, processes);
+    }
+    return cli::RunFailed;
+}
+
+} // namespace sluice::commands

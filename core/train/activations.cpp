@@ -1,0 +1,142 @@
+#include "train/activations.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace sluice::train {
+namespace {
+
+constexpr float kInvSqrt2 = 0.70710678118654752440f;
+constexpr float kInvSqrt2Pi = 0.39894228040143267794f;
+
+float sigmoid(float x)
+{
+    // Never exponentiates a large positive number.
+    if (x >= 0.0f)
+        return 1.0f / (1.0f + std::exp(-x));
+    const float e = std::exp(x);
+    return e / (1.0f + e);
+}
+
+void softmaxRows(const float *x, float *y, std::int64_t rows, std::int64_t rowSize)
+{
+    for (std::int64_t r = 0; r < rows; ++r) {
+        const float *xr = x + r * rowSize;
+        float *yr = y + r * rowSize;
+        const float top = *std::max_element(xr, xr + rowSize);
+        double sum = 0;
+        for (std::int64_t i = 0; i < rowSize; ++i) {
+            yr[i] = std::exp(xr[i] - top);
+            sum += yr[i];
+        }
+        const float inv = float(1.0 / sum);
+        for (std::int64_t i = 0; i < rowSize; ++i)
+            yr[i] *= inv;
+    }
+}
+
+} // namespace
+
+const std::vector<std::string> &knownActivations()
+{
+    static const std::vector<std::string> names = {"linear", "relu", "gelu", "tanh", "sigmoid", "softmax"};
+    return names;
+}
+
+Result<ActivationKind> parseActivation(const std::string &name)
+{
+    if (name.empty() || name == "linear")
+        return ActivationKind::Linear;
+    if (name == "relu")
+        return ActivationKind::Relu;
+    if (name == "gelu")
+        return ActivationKind::Gelu;
+    if (name == "tanh")
+        return ActivationKind::Tanh;
+    if (name == "sigmoid")
+        return ActivationKind::Sigmoid;
+    if (name == "softmax")
+        return ActivationKind::Softmax;
+    std::string list;
+    for (const auto &n : knownActivations())
+        list += (list.empty() ? "" : ", ") + n;
+    return Error::invalid("activation", "unknown activation '" + name + "' (known: " + list + ")");
+}
+
+bool activationNeedsInput(ActivationKind kind) { return kind == ActivationKind::Gelu; }
+
+void activationForward(ActivationKind kind, const float *x, float *y, std::int64_t count, std::int64_t rowSize)
+{
+    switch (kind) {
+    case ActivationKind::Linear:
+        if (x != y && count > 0)
+            std::memmove(y, x, std::size_t(count) * sizeof(float));
+        return;
+    case ActivationKind::Relu:
+        for (std::int64_t i = 0; i < count; ++i)
+            y[i] = std::max(x[i], 0.0f);
+        return;
+    case ActivationKind::Gelu:
+        for (std::int64_t i = 0; i < count; ++i)
+            y[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * kInvSqrt2));
+        return;
+    case ActivationKind::Tanh:
+        for (std::int64_t i = 0; i < count; ++i)
+            y[i] = std::tanh(x[i]);
+        return;
+    case ActivationKind::Sigmoid:
+        for (std::int64_t i = 0; i < count; ++i)
+            y[i] = sigmoid(x[i]);
+        return;
+    case ActivationKind::Softmax:
+        if (rowSize > 0)
+            softmaxRows(x, y, count / rowSize, rowSize);
+        return;
+    }
+}
+
+void activationBackward(ActivationKind kind, const float *x, const float *y, const float *dy, float *dx, std::int64_t count, std::int64_t rowSize)
+{
+    switch (kind) {
+    case ActivationKind::Linear:
+        if (dx != dy && count > 0)
+            std::memmove(dx, dy, std::size_t(count) * sizeof(float));
+        return;
+    case ActivationKind::Relu: // y > 0 exactly where x > 0
+        for (std::int64_t i = 0; i < count; ++i)
+            dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+        return;
+    case ActivationKind::Gelu: // d/dx x*Phi(x) = Phi(x) + x*phi(x)
+        for (std::int64_t i = 0; i < count; ++i) {
+            const float v = x[i];
+            const float cdf = 0.5f * (1.0f + std::erf(v * kInvSqrt2));
+            const float pdf = kInvSqrt2Pi * std::exp(-0.5f * v * v);
+            dx[i] = dy[i] * (cdf + v * pdf);
+        }
+        return;
+    case ActivationKind::Tanh:
+        for (std::int64_t i = 0; i < count; ++i)
+            dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+        return;
+    case ActivationKind::Sigmoid:
+        for (std::int64_t i = 0; i < count; ++i)
+            dx[i] = dy[i] * y[i] * (1.0f - y[i]);
+        return;
+    case ActivationKind::Softmax: // dx = y * (dy - <dy, y>) per row
+        if (rowSize <= 0)
+            return;
+        for (std::int64_t r = 0; r < count / rowSize; ++r) {
+            const float *yr = y + r * rowSize, *dyr = dy + r * rowSize;
+            float *dxr = dx + r * rowSize;
+            double dot = 0;
+            for (std::int64_t i = 0; i < rowSize; ++i)
+                dot += double(dyr[i]) * yr[i];
+            for (std::int64_t i = 0; i < rowSize; ++i)
+                dxr[i] = yr[i] * (dyr[i] - float(dot));
+        }
+        return;
+    }
+}
+
+} // namespace sluice::train

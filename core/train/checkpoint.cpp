@@ -1,0 +1,92 @@
+#include "train/checkpoint.h"
+
+#include "io/npz_file.h"
+#include "io/npz_writer.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+namespace sluice::train {
+
+namespace fs = std::filesystem;
+
+Status saveCheckpoint(const std::string &path, const Model &model, std::span<const float> weights, const std::vector<OptimizerSlot> &slots,
+                      const nlohmann::json &state)
+{
+    auto writer = NpzWriter::create(path);
+    if (!writer)
+        return writer.error();
+    for (const auto &p : model.parameters()) {
+        std::vector<std::uint64_t> shape(p.shape.begin(), p.shape.end());
+        if (auto s = writer->add(p.name, TypeDescr{DType::Float32}, shape, std::as_bytes(weights.subspan(p.offset, p.count))); !s.ok())
+            return s;
+    }
+    for (const auto &slot : slots) {
+        const std::uint64_t n = slot.values.size();
+        if (auto s = writer->add("optimizer/" + slot.name, TypeDescr{DType::Float32}, std::span(&n, 1), std::as_bytes(std::span(slot.values))); !s.ok())
+            return s;
+    }
+    const std::string text = state.dump();
+    const std::uint64_t n = text.size();
+    if (auto s = writer->add("state", TypeDescr{DType::UInt8}, std::span(&n, 1), std::as_bytes(std::span(text.data(), text.size()))); !s.ok())
+        return s;
+    return writer->finish();
+}
+
+Result<nlohmann::json> loadCheckpoint(const std::string &path, const Model &model, std::span<float> weights, std::vector<OptimizerSlot> &slots)
+{
+    if (auto s = model.loadWeights(path, weights); !s.ok())
+        return s.error();
+    auto npz = NpzFile::open(path);
+    if (!npz)
+        return npz.error();
+    for (auto &slot : slots) {
+        auto array = npz->load("optimizer/" + slot.name);
+        if (!array)
+            return Error::corrupt(path, "has no optimizer state '" + slot.name + "' (another optimizer?)");
+        const auto native = array->toNative();
+        if (native.dtype() != DType::Float32 || native.count() != slot.values.size())
+            return Error::corrupt(path, "optimizer state '" + slot.name + "' does not fit this model");
+        std::copy_n(reinterpret_cast<const float *>(native.data().data()), slot.values.size(), slot.values.begin());
+    }
+    auto stateArray = npz->load("state");
+    if (!stateArray)
+        return Error::corrupt(path, "has no training state");
+    const auto bytes = stateArray->data();
+    auto state = nlohmann::json::parse(reinterpret_cast<const char *>(bytes.data()), reinterpret_cast<const char *>(bytes.data()) + bytes.size(), nullptr,
+                                       false);
+    if (state.is_discarded() || !state.is_object())
+        return Error::corrupt(path, "its training state is not valid JSON");
+    return state;
+}
+
+std::string checkpointPath(const std::string &dir, std::int64_t step)
+{
+    char name[64];
+    std::snprintf(name, sizeof name, "ckpt-%010lld.npz", static_cast<long long>(step));
+    return (fs::path(dir) / name).string();
+}
+
+std::vector<std::string> listCheckpoints(const std::string &dir)
+{
+    std::vector<std::string> found;
+    std::error_code ec;
+    for (const auto &entry : fs::directory_iterator(dir, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.size() == 19 && name.rfind("ckpt-", 0) == 0 && name.ends_with(".npz"))
+            found.push_back(entry.path().string());
+    }
+    std::sort(found.rbegin(), found.rend());
+    return found;
+}
+
+void pruneCheckpoints(const std::string &dir, int keep)
+{
+    const auto all = listCheckpoints(dir);
+    std::error_code ec;
+    for (std::size_t i = std::size_t(std::max(keep, 0)); i < all.size(); ++i)
+        fs::remove(all[i], ec);
+}
+
+} // namespace sluice::train

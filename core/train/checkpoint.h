@@ -1,0 +1,36 @@
+#pragma once
+// Checkpoints: one .npz per checkpoint in the run's checkpoints/ folder, written atomically
+// (temporary file + rename, blueprint decision 10), holding
+//   <layer>/<param>          the weights (the same names as weights.npz)
+//   optimizer/<slot>         the optimizer's state, flat
+//   state                    a JSON document as uint8: step, epoch, position in the epoch,
+//                            the pipeline's pass counters, the epoch's running totals
+// so that --resume continues a killed run and ends with the same weights as one that was not.
+
+#include "io/error.h"
+#include "train/model.h"
+#include "train/optimizer.h"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace sluice::train {
+
+Status saveCheckpoint(const std::string &path, const Model &model, std::span<const float> weights, const std::vector<OptimizerSlot> &slots,
+                      const nlohmann::json &state);
+
+// Reads a checkpoint into `weights` and `slots` (sized by the caller); returns its state.
+Result<nlohmann::json> loadCheckpoint(const std::string &path, const Model &model, std::span<float> weights, std::vector<OptimizerSlot> &slots);
+
+// "ckpt-<step, 10 digits>.npz" in `dir`.
+std::string checkpointPath(const std::string &dir, std::int64_t step);
+// Checkpoints in `dir`, newest (highest step) first.
+std::vector<std::string> listCheckpoints(const std::string &dir);
+// Deletes all but the newest `keep`.
+void pruneCheckpoints(const std::string &dir, int keep);
+
+} // namespace sluice::train

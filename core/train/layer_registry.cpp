@@ -1,0 +1,237 @@
+// Every layer class, keyed by its Keras name: its documentation (sluice docs, the CLI) and the
+// function that reads its parameters and makes it. The documented parameters are the only
+// ones accepted.
+#include "train/layer_registry.h"
+
+#include "train/initializers.h"
+#include "train/layers/basic_layers.h"
+#include "train/layers/layer_config.h"
+#include "train/layers/recurrent.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace sluice::train {
+namespace {
+
+using detail::LayerConfig;
+using nlohmann::json;
+
+struct LayerEntry
+{
+    LayerInfo info;
+    // Reads the parameters (already checked against info.params unless checksOwnKeys) and makes
+    // the layer.
+    std::function<Result<std::unique_ptr<Layer>>(const std::string &name, const json &params, const LayerConfig &config)> create;
+    bool checksOwnKeys = false; // GRU, LSTM: createGru/createLstm check their parameters themselves
+};
+
+std::string enumType(const std::vector<std::string> &names)
+{
+    std::string s = "enum:";
+    for (std::size_t i = 0; i < names.size(); ++i)
+        s += (i ? "|" : "") + names[i];
+    return s;
+}
+
+LayerParamDoc activationDoc(std::string defaultValue)
+{
+    return {"activation", enumType(knownActivations()), std::move(defaultValue),
+            "Activation function (null: linear). gelu is the exact, erf-based form; softmax acts on the last axis."};
+}
+
+LayerParamDoc initializerDoc(std::string name, std::string defaultValue, std::string what)
+{
+    return {std::move(name), enumType(knownInitializers()), std::move(defaultValue), "Initializer of " + std::move(what) + " (seeded by the run's seed and the weight's name)."};
+}
+
+// Keras accepts the axis as an integer or a list of them; one axis is all we support.
+std::int64_t singleAxis(const LayerConfig &c)
+{
+    const json *v = c.raw("axis");
+    if (v && v->is_array()) {
+        const Shape axes = c.integers("axis");
+        if (axes.size() != 1)
+            c.fail("axis", "supports a single axis (-1), got " + v->dump());
+        return axes[0];
+    }
+    return c.integer("axis", -1, INT64_MIN);
+}
+
+std::vector<LayerEntry> makeEntries()
+{
+    std::vector<LayerEntry> all;
+    using Made = Result<std::unique_ptr<Layer>>;
+
+    all.push_back({{"Activation",
+                    "Applies an activation function elementwise (softmax over the last axis).",
+                    {{"activation", enumType(knownActivations()), "", "Activation function: linear, relu, gelu (exact), tanh, sigmoid, softmax."}}},
+                   [](const std::string &name, const json &, const LayerConfig &c) -> Made {
+                       return makeActivation(name, c.activation("activation", std::nullopt));
+                   }});
+
+    all.push_back({{"Concatenate",
+                    "Concatenates any number of inputs along the last axis; the other dimensions must agree.",
+                    {{"axis", "int", "-1", "The axis: only the last one (-1, or the input rank counting the batch dimension)."}}},
+                   [](const std::string &name, const json &, const LayerConfig &c) -> Made { return makeConcatenate(name, singleAxis(c)); }});
+
+    all.push_back({{"Dense",
+                    "Densely connected layer: activation(inputs . kernel + bias) on the last axis, [B, ..., F] -> [B, ..., units]. "
+                    "Weights: kernel (F, units), bias (units,).",
+                    {{"units", "int", "", "Dimensionality of the output (>= 1)."},
+                     activationDoc("linear"),
+                     {"use_bias", "bool", "true", "Whether the layer adds a bias vector."},
+                     initializerDoc("kernel_initializer", "glorot_uniform", "the kernel"),
+                     initializerDoc("bias_initializer", "zeros", "the bias")}},
+                   [](const std::string &name, const json &, const LayerConfig &c) -> Made {
+                       DenseOptions o;
+                       o.units = c.integer("units", std::nullopt, 1);
+                       o.activation = c.activation("activation", "linear");
+                       o.useBias = c.boolean("use_bias", true);
+                       o.kernelInitializer = c.initializer("kernel_initializer", "glorot_uniform");
+                       o.biasInitializer = c.initializer("bias_initializer", "zeros");
+                       return makeDense(name, std::move(o));
+                   }});
+
+    all.push_back({{"Dropout",
+                    "Inverted dropout while training (kept values scaled by 1 / (1 - rate)); the identity at inference. Masks depend on the "
+                    "run's seed, the layer, the step and the sample, not on how the batch is split over replicas.",
+                    {{"rate", "number", "", "Fraction of the inputs to drop, in [0, 1)."},
+                     {"seed", "int|null", "null", "Seed of the layer's masks (combined with the run's seed); null: derived from the layer's name."}}},
+                   [](const std::string &name, const json &, const LayerConfig &c) -> Made {
+                       const double rate = c.number("rate", std::nullopt);
+                       if (!(rate >= 0.0 && rate < 1.0))
+                           c.fail("rate", "must be in [0, 1), got " + std::to_string(rate));
+                       const auto seed = c.optionalInteger("seed", INT64_MIN);
+                       return makeDropout(name, rate, seed ? std::optional<std::uint64_t>(std::uint64_t(*seed)) : std::nullopt);
+                   }});
+
+    all.push_back({{"Flatten", "Flattens each sample: [B, ...] -> [B, product of the other dimensions].", {}},
+                   [](const std::string &name, const json &, const LayerConfig &) -> Made { return makeFlatten(name); }});
+
+    // The recurrent layers read and check their own parameters (train/layers/recurrent.cpp);
+    // these docs list what they accept.
+    auto recurrentDocs = [](std::vector<LayerParamDoc> extra) {
+        std::vector<LayerParamDoc> p = {
+            {"units", "int", "", "Dimensionality of the output and of the state (>= 1)."},
+            {"activation", "enum:tanh|sigmoid", "tanh", "Activation of the candidate state (and, for LSTM, of the cell output)."},
+            {"recurrent_activation", "enum:tanh|sigmoid", "sigmoid", "Activation of the gates."},
+            {"use_bias", "bool", "true", "Whether the layer adds bias vectors."},
+            {"return_sequences", "bool", "false", "Output every step's state [B, T, units] rather than the last one [B, units]."},
+            initializerDoc("kernel_initializer", "glorot_uniform", "the input kernel"),
+            initializerDoc("recurrent_initializer", "orthogonal", "the recurrent kernel"),
+            initializerDoc("bias_initializer", "zeros", "the bias"),
+        };
+        p.insert(p.end(), extra.begin(), extra.end());
+        return p;
+    };
+    all.push_back({{"GRU",
+                    "Gated recurrent unit over [B, T, F] as Keras defines it (reset_after=True, gates z, r, h). Weights: kernel (F, 3 units), "
+                    "recurrent_kernel (units, 3 units), bias (2, 3 units).",
+                    recurrentDocs({{"reset_after", "bool", "true", "Must be true: the reset gate applies after the recurrent product (Keras 2+)."}})},
+                   [](const std::string &name, const json &params, const LayerConfig &) { return createGru(name, params); },
+                   true});
+    all.push_back({{"LSTM",
+                    "Long short-term memory over [B, T, F] as Keras defines it (gates i, f, c, o). Weights: kernel (F, 4 units), "
+                    "recurrent_kernel (units, 4 units), bias (4 units,).",
+                    recurrentDocs({{"unit_forget_bias", "bool", "true",
+                                    "Start the forget gate's bias at 1 (needs bias_initializer zeros or ones)."}})},
+                   [](const std::string &name, const json &params, const LayerConfig &) { return createLstm(name, params); },
+                   true});
+
+    all.push_back({{"LayerNormalization",
+                    "Normalises each sample over its last axis to zero mean and unit variance, then scales by gamma and shifts by beta. "
+                    "Weights: gamma (F,), beta (F,).",
+                    {{"axis", "int", "-1", "The axis to normalise: only the last one."},
+                     {"epsilon", "number", "0.001", "Added to the variance before its square root (> 0)."},
+                     {"center", "bool", "true", "Whether to add the offset beta."},
+                     {"scale", "bool", "true", "Whether to multiply by gamma."},
+                     initializerDoc("beta_initializer", "zeros", "beta"),
+                     initializerDoc("gamma_initializer", "ones", "gamma")}},
+                   [](const std::string &name, const json &, const LayerConfig &c) -> Made {
+                       LayerNormalizationOptions o;
+                       o.axis = singleAxis(c);
+                       o.epsilon = c.number("epsilon", 1e-3);
+                       if (!(o.epsilon > 0.0))
+                           c.fail("epsilon", "must be positive, got " + std::to_string(o.epsilon));
+                       o.center = c.boolean("center", true);
+                       o.scale = c.boolean("scale", true);
+                       o.betaInitializer = c.initializer("beta_initializer", "zeros");
+                       o.gammaInitializer = c.initializer("gamma_initializer", "ones");
+                       return makeLayerNormalization(name, std::move(o));
+                   }});
+
+    all.push_back({{"RepeatVector", "Repeats each sample n times: [B, F] -> [B, n, F].", {{"n", "int", "", "The number of repetitions (>= 1)."}}},
+                   [](const std::string &name, const json &, const LayerConfig &c) -> Made {
+                       return makeRepeatVector(name, c.integer("n", std::nullopt, 1));
+                   }});
+
+    all.push_back({{"Reshape",
+                    "Gives each sample a new shape with the same number of values: [B, ...] -> [B, target_shape...].",
+                    {{"target_shape", "list of int", "", "The per-sample shape, without the batch dimension; one entry may be -1 (inferred)."}}},
+                   [](const std::string &name, const json &, const LayerConfig &c) -> Made { return makeReshape(name, c.integers("target_shape")); }});
+
+    all.push_back({{"TimeDistributed",
+                    "Applies a Dense layer to every time step: [B, T, F] -> [B, T, units]. Its weights keep the Dense's names (kernel, bias).",
+                    {{"layer", "object", "", "The wrapped layer, as {\"class_name\": \"Dense\", \"units\": 8, ...} (Dense only)."}}},
+                   [](const std::string &name, const json &, const LayerConfig &c) -> Made {
+                       const json &spec = c.object("layer");
+                       const auto cls = spec.find("class_name");
+                       if (cls == spec.end() || !cls->is_string())
+                           c.fail("layer", "needs a \"class_name\" string");
+                       if (*cls != "Dense")
+                           c.fail("layer", "supports only a Dense layer, got '" + cls->get<std::string>() + "'");
+                       json inner = spec;
+                       inner.erase("class_name");
+                       auto made = createLayer("Dense", name, inner);
+                       if (!made)
+                           c.fail("layer", "is invalid: " + made.error().reason);
+                       return makeTimeDistributed(name, std::move(made.value()));
+                   }});
+    return all;
+}
+
+const std::vector<LayerEntry> &entries()
+{
+    static const std::vector<LayerEntry> all = makeEntries();
+    return all;
+}
+
+} // namespace
+
+const std::vector<LayerInfo> &knownLayers()
+{
+    static const std::vector<LayerInfo> infos = [] {
+        std::vector<LayerInfo> v;
+        for (const auto &e : entries())
+            v.push_back(e.info);
+        return v;
+    }();
+    return infos;
+}
+
+Result<std::unique_ptr<Layer>> createLayer(const std::string &className, const std::string &name, const json &config)
+{
+    const auto &all = entries();
+    const auto it = std::find_if(all.begin(), all.end(), [&](const LayerEntry &e) { return e.info.className == className; });
+    if (it == all.end()) {
+        std::vector<std::string> names;
+        for (const auto &e : all)
+            names.push_back(e.info.className);
+        std::sort(names.begin(), names.end());
+        return Error::invalid(name, "unknown layer class '" + className + "' (known: " + detail::joinNames(names) + ")");
+    }
+    auto params = detail::flattenLayerConfig(className, name, config);
+    if (!params)
+        return params.error();
+    try {
+        LayerConfig reader(className, name, *params);
+        if (!it->checksOwnKeys)
+            reader.checkKnown(it->info.params);
+        return it->create(name, *params, reader);
+    } catch (const detail::LayerConfigFailure &failure) {
+        return failure.error;
+    }
+}
+
+} // namespace sluice::train

@@ -1,0 +1,114 @@
+// Dense: one gemm, then bias and activation fused in a single pass over the output.
+#include "train/cpu/gemm.h"
+#include "train/layers/basic_layers.h"
+#include "train/layers/layer_util.h"
+
+#include <cassert>
+#include <vector>
+
+namespace sluice::train {
+namespace {
+
+using detail::layerError;
+
+class Dense final : public Layer
+{
+public:
+    Dense(std::string name, DenseOptions options) : Layer(std::move(name)), m_opt(std::move(options)) {}
+
+    std::string className() const override { return "Dense"; }
+
+    Result<Shape> build(const std::vector<Shape> &inputShapes) override
+    {
+        if (auto s = detail::expectInputs(*this, inputShapes, 1); !s)
+            return s.error();
+        const Shape &in = inputShapes[0];
+        if (in.empty())
+            return layerError(*this, "expects inputs with a last dimension, got shape " + shapeString(in));
+        if (in.back() <= 0)
+            return layerError(*this, "needs a known, non-zero last input dimension, got shape " + shapeString(in));
+        m_in = in.back();
+        Shape out = in;
+        out.back() = m_opt.units;
+        return out;
+    }
+
+    std::vector<ParamSpec> params() const override
+    {
+        std::vector<ParamSpec> p{{"kernel", {m_in, m_opt.units}, m_opt.kernelInitializer}};
+        if (m_opt.useBias)
+            p.push_back({"bias", {m_opt.units}, m_opt.biasInitializer});
+        return p;
+    }
+
+    void forward(const PassContext &, std::span<const float *const> params, std::span<const FloatTensor *const> inputs, FloatTensor &output,
+                 LayerState &state) const override
+    {
+        const FloatTensor &x = *inputs[0];
+        assert(!x.shape.empty() && x.shape.back() == m_in);
+        const std::int64_t F = m_in, U = m_opt.units, R = std::int64_t(x.size()) / F;
+        Shape outShape = x.shape;
+        outShape.back() = U;
+        output.resize(outShape);
+        cpu::gemm(false, false, R, U, F, 1.0f, x.ptr(), F, params[0], U, 0.0f, output.ptr(), U);
+
+        const float *bias = m_opt.useBias ? params[1] : nullptr;
+        // Pre-activation values are kept only where the activation's derivative needs them.
+        float *z = activationNeedsInput(m_opt.activation) ? detail::scratch(state, 0, outShape).ptr() : nullptr;
+        if (!bias && m_opt.activation == ActivationKind::Linear)
+            return;
+        float *y = output.ptr();
+        detail::parallelRows(R, 4 * U, [&](std::int64_t r0, std::int64_t r1) {
+            if (bias)
+                for (std::int64_t r = r0; r < r1; ++r)
+                    for (std::int64_t u = 0; u < U; ++u)
+                        y[r * U + u] += bias[u];
+            if (z)
+                std::copy(y + r0 * U, y + r1 * U, z + r0 * U);
+            activationForward(m_opt.activation, y + r0 * U, y + r0 * U, (r1 - r0) * U, U);
+        });
+    }
+
+    void backward(const PassContext &, std::span<const float *const> params, std::span<const FloatTensor *const> inputs, const FloatTensor &output,
+                  const FloatTensor &dOutput, std::span<FloatTensor *const> dInputs, std::span<float *const> grads, LayerState &state) const override
+    {
+        const FloatTensor &x = *inputs[0];
+        const std::int64_t F = m_in, U = m_opt.units, R = std::int64_t(x.size()) / F;
+
+        // dZ = dY * f'(Z).
+        const float *dZ = dOutput.ptr();
+        if (m_opt.activation != ActivationKind::Linear) {
+            const float *z = activationNeedsInput(m_opt.activation) ? state.saved[0].ptr() : nullptr;
+            float *buf = detail::scratch(state, 1, dOutput.shape).ptr();
+            detail::parallelRows(R, 4 * U, [&](std::int64_t r0, std::int64_t r1) {
+                const std::int64_t o = r0 * U;
+                activationBackward(m_opt.activation, z ? z + o : nullptr, output.ptr() + o, dOutput.ptr() + o, buf + o, (r1 - r0) * U, U);
+            });
+            dZ = buf;
+        }
+
+        // dKernel += X^T dZ; dBias += 1^T dZ (a product too, so that every element is one
+        // deterministic sum whatever the thread count).
+        if (grads[0] && R > 0)
+            cpu::gemm(true, false, F, U, R, 1.0f, x.ptr(), F, dZ, U, 1.0f, grads[0], U);
+        if (m_opt.useBias && grads[1] && R > 0) {
+            const std::vector<float> ones(std::size_t(R), 1.0f);
+            cpu::gemm(false, false, 1, U, R, 1.0f, ones.data(), R, dZ, U, 1.0f, grads[1], U);
+        }
+        // dX = dZ K^T.
+        if (!dInputs.empty() && dInputs[0]) {
+            dInputs[0]->resize(x.shape);
+            cpu::gemm(false, true, R, F, U, 1.0f, dZ, U, params[0], U, 0.0f, dInputs[0]->ptr(), F);
+        }
+    }
+
+private:
+    DenseOptions m_opt;
+    std::int64_t m_in = 0;
+};
+
+} // namespace
+
+std::unique_ptr<Layer> makeDense(std::string name, DenseOptions options) { return std::make_unique<Dense>(std::move(name), std::move(options)); }
+
+} // namespace sluice::train

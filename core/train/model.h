@@ -1,0 +1,106 @@
+#pragma once
+// A Keras-style functional model built from a project's "model" object against the pipeline's
+// element spec. Immutable once built: replicas share it and keep their own activations
+// (train/replica.h). Weights live outside, in one flat buffer laid out by parameters().
+//
+// JSON (docs/training.md has the reference):
+//   {"inputs":  [{"name": "x", "feature": "x"}, ...],
+//    "layers":  [{"class_name": "Dense", "name": "d1", "inputs": ["x"], "units": 64, ...}, ...],
+//    "outputs": [{"name": "y", "layer": "d3", "target": "y", "loss": "mse", "loss_weight": 1,
+//                 "metrics": ["mae"], "from_logits": false}, ...]}
+// A layer without "inputs" takes the previous layer's output (the first layer: the only input),
+// so a Sequential stack needs no wiring. Inputs of a layer must be defined before it.
+
+#include "io/error.h"
+#include "train/layer.h"
+#include "train/loss.h"
+#include "train/metrics.h"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sluice::pipeline {
+struct ElementSpec;
+}
+
+namespace sluice::train {
+
+// One trainable array in the flat weight buffer, exported as `name` ("<layer>/<param>").
+struct ParameterEntry
+{
+    std::string name;
+    Shape shape;
+    std::string initializer;
+    std::size_t offset = 0;
+    std::size_t count = 0;
+};
+
+struct ModelInput
+{
+    std::string name;
+    std::string feature;
+    std::size_t featureIndex = 0; // in the pipeline's element spec
+    Shape shape;                  // per sample
+};
+
+struct ModelOutput
+{
+    std::string name;
+    std::string layer;
+    std::string target;
+    std::size_t targetIndex = 0;
+    Shape targetShape; // per sample
+    std::unique_ptr<Loss> loss;
+    std::string lossName;
+    bool fromLogits = false;
+    float lossWeight = 1.0f;
+    std::vector<std::string> metrics;
+    int node = -1; // index of the layer node producing it
+};
+
+// A node of the graph: a model input (layer == nullptr) or a layer applied to earlier nodes.
+struct ModelNode
+{
+    std::string name;
+    std::unique_ptr<Layer> layer;
+    std::vector<int> inputs;           // node indices
+    Shape shape;                       // per-sample output shape
+    std::vector<std::size_t> params;   // indices into Model::parameters()
+    bool needsGradient = false;        // some parameter is upstream of it
+};
+
+class Model
+{
+public:
+    // `spec` is the pipeline's output element spec: inputs and targets are bound to its features
+    // (the batch dimension first). Every problem names the layer, input or output concerned.
+    static Result<std::unique_ptr<Model>> build(const nlohmann::json &modelJson, const pipeline::ElementSpec &spec);
+
+    const std::vector<ModelNode> &nodes() const { return m_nodes; }
+    const std::vector<ModelInput> &inputs() const { return m_inputs; } // node i < inputs().size() is input i
+    const std::vector<ModelOutput> &outputs() const { return m_outputs; }
+    const std::vector<ParameterEntry> &parameters() const { return m_parameters; }
+    std::size_t parameterCount() const { return m_parameterCount; } // floats in the flat buffer
+
+    // Seeded initial weights (Keras initializers).
+    Result<std::vector<float>> initialWeights(std::uint64_t seed) const;
+    // Reads every parameter from an .npz written by saveWeights (or by numpy with the same
+    // names and shapes); missing, extra-shaped or non-float arrays are errors naming the array.
+    Status loadWeights(const std::string &path, std::span<float> weights) const;
+    Status saveWeights(const std::string &path, std::span<const float> weights) const;
+
+    std::string summary() const; // Keras-like table: layer, class, output shape, parameters
+
+private:
+    std::vector<ModelNode> m_nodes;
+    std::vector<ModelInput> m_inputs;
+    std::vector<ModelOutput> m_outputs;
+    std::vector<ParameterEntry> m_parameters;
+    std::size_t m_parameterCount = 0;
+};
+
+} // namespace sluice::train

@@ -1,0 +1,231 @@
+#include "train/training_config.h"
+
+#include <cmath>
+#include <set>
+
+namespace sluice::train {
+
+namespace {
+
+Error configError(const std::string &key, const std::string &reason)
+{
+    return Error::invalid("training." + key, reason);
+}
+
+Result<std::int64_t> integer(const nlohmann::json &t, const char *key, std::int64_t fallback, std::int64_t min)
+{
+    if (!t.contains(key) || t[key].is_null())
+        return fallback;
+    if (!t[key].is_number_integer() || t[key].get<std::int64_t>() < min)
+        return configError(key, "must be an integer >= " + std::to_string(min) + ", got " + t[key].dump());
+    return t[key].get<std::int64_t>();
+}
+
+} // namespace
+
+Result<TrainingConfig> parseTrainingConfig(const Project &project)
+{
+    TrainingConfig c;
+    const nlohmann::json &t = project.training.is_null() ? nlohmann::json::object() : project.training;
+    if (!t.is_object())
+        return Error::invalid("training", "must be an object");
+    static const std::set<std::string> known{"epochs",        "steps_per_epoch", "seed",       "optimizer",  "global_clipnorm", "strategy",
+                                             "replicas",      "devices",         "drop_remainder", "sample_weight", "class_weight",
+                                             "validation",    "checkpoint",      "initial_weights", "threads"};
+    for (auto it = t.begin(); it != t.end(); ++it)
+        if (!known.count(it.key()))
+            return configError(it.key(), "unknown key (known: epochs, steps_per_epoch, seed, optimizer, global_clipnorm, strategy, replicas, "
+                                         "devices, drop_remainder, sample_weight, class_weight, validation, checkpoint, initial_weights, threads)");
+    auto epochs = integer(t, "epochs", 1, 1);
+    if (!epochs)
+        return epochs.error();
+    c.epochs = int(*epochs);
+    auto steps = integer(t, "steps_per_epoch", -1, 1);
+    if (!steps)
+        return steps.error();
+    c.stepsPerEpoch = *steps;
+    auto seed = integer(t, "seed", 0, 0);
+    if (!seed)
+        return seed.error();
+    c.seed = std::uint64_t(*seed);
+    auto threads = integer(t, "threads", 0, 0);
+    if (!threads)
+        return threads.error();
+    c.threads = int(*threads);
+
+    if (t.contains("optimizer")) {
+        if (t["optimizer"].is_string())
+            c.optimizer = {{"type", t["optimizer"]}};
+        else if (t["optimizer"].is_object())
+            c.optimizer = t["optimizer"];
+        else
+            return configError("optimizer", "must be a name (\"adam\") or an object {\"type\": ..., \"learning_rate\": ...}");
+    }
+    for (const nlohmann::json *holder : std::initializer_list<const nlohmann::json *>{&t, &c.optimizer})
+        if (holder->contains("global_clipnorm") && !(*holder)["global_clipnorm"].is_null()) {
+            const auto &v = (*holder)["global_clipnorm"];
+            if (!v.is_number() || v.get<double>() <= 0)
+                return configError("global_clipnorm", "must be a number > 0");
+            c.globalClipnorm = v.get<double>();
+        }
+
+    if (t.contains("strategy")) {
+        if (!t["strategy"].is_string() || (t["strategy"] != "mirrored" && t["strategy"] != "default"))
+            return configError("strategy", "must be \"mirrored\" (synchronous data parallel) or \"default\" (one replica)");
+        c.strategy = t["strategy"].get<std::string>();
+    }
+    auto replicas = integer(t, "replicas", 1, 1);
+    if (!replicas)
+        return replicas.error();
+    c.replicas = int(*replicas);
+    if (t.contains("devices")) {
+        if (!t["devices"].is_array() || t["devices"].empty())
+            return configError("devices", "must be a non-empty list such as [\"cpu:0\", \"cpu:1\"]");
+        for (const auto &d : t["devices"]) {
+            if (!d.is_string())
+                return configError("devices", "must be a list of device names");
+            const std::string name = d.get<std::string>();
+            if (name.rfind("cuda", 0) == 0 || name.rfind("gpu", 0) == 0)
+                return configError("devices", "'" + name + "': this build trains on the CPU backend only; use \"cpu\" devices");
+            if (name != "cpu" && name.rfind("cpu:", 0) != 0)
+                return configError("devices", "unknown device '" + name + "' (known: cpu, cpu:N)");
+            c.devices.push_back(name);
+        }
+        c.replicas = int(c.devices.size());
+    }
+    if (c.strategy == "default" && c.replicas != 1)
+        return configError("strategy", "\"default\" runs one replica; use \"mirrored\" for " + std::to_string(c.replicas));
+    if (t.contains("drop_remainder")) {
+        if (!t["drop_remainder"].is_boolean())
+            return configError("drop_remainder", "must be true or false");
+        c.dropRemainder = t["drop_remainder"].get<bool>();
+    }
+    if (t.contains("sample_weight") && !t["sample_weight"].is_null()) {
+        if (!t["sample_weight"].is_string())
+            return configError("sample_weight", "must name a feature of the pipeline's output");
+        c.sampleWeightFeature = t["sample_weight"].get<std::string>();
+    }
+    if (t.contains("class_weight") && !t["class_weight"].is_null()) {
+        if (!t["class_weight"].is_object())
+            return configError("class_weight", "must map class indices to weights, e.g. {\"0\": 1.0, \"1\": 9.0}");
+        for (auto it = t["class_weight"].begin(); it != t["class_weight"].end(); ++it) {
+            std::size_t used = 0;
+            std::int64_t cls = 0;
+            try {
+                cls = std::stoll(it.key(), &used);
+            } catch (...) {
+                used = 0;
+            }
+            if (used != it.key().size() || cls < 0)
+                return configError("class_weight", "key '" + it.key() + "' is not a class index");
+            if (!it.value().is_number() || it.value().get<double>() < 0)
+                return configError("class_weight." + it.key(), "must be a number >= 0");
+            c.classWeights.emplace_back(cls, it.value().get<float>());
+        }
+    }
+    if (t.contains("validation") && !t["validation"].is_null()) {
+        const auto &v = t["validation"];
+        if (!v.is_object())
+            return configError("validation", "must be {\"node\": <pipeline node>} or {\"split\": <fraction>}");
+        for (auto it = v.begin(); it != v.end(); ++it)
+            if (it.key() != "node" && it.key() != "split" && it.key() != "steps")
+                return configError("validation." + it.key(), "unknown key (known: node, split, steps)");
+        if (v.contains("node") == v.contains("split"))
+            return configError("validation", "needs exactly one of \"node\" (a second pipeline output) and \"split\"");
+        if (v.contains("node")) {
+            if (!v["node"].is_string() || !project.findNode(v["node"].get<std::string>()))
+                return configError("validation.node", "must name a node of the pipeline");
+            c.validationNode = v["node"].get<std::string>();
+        } else {
+            if (!v["split"].is_number() || v["split"].get<double>() <= 0 || v["split"].get<double>() >= 1)
+                return configError("validation.split", "must be a fraction between 0 and 1");
+            c.validationSplit = v["split"].get<double>();
+        }
+        auto vsteps = integer(v, "steps", -1, 1);
+        if (!vsteps)
+            return configError("validation.steps", vsteps.error().reason);
+        c.validationSteps = *vsteps;
+    }
+    if (t.contains("checkpoint") && !t["checkpoint"].is_null()) {
+        const auto &k = t["checkpoint"];
+        if (!k.is_object())
+            return configError("checkpoint", "must be {\"every_steps\": N, \"every_epoch\": true, \"keep\": 2}");
+        for (auto it = k.begin(); it != k.end(); ++it)
+            if (it.key() != "every_steps" && it.key() != "every_epoch" && it.key() != "keep")
+                return configError("checkpoint." + it.key(), "unknown key (known: every_steps, every_epoch, keep)");
+        auto every = integer(k, "every_steps", 0, 0);
+        if (!every)
+            return configError("checkpoint.every_steps", every.error().reason);
+        c.checkpoint.everySteps = *every;
+        auto keep = integer(k, "keep", 2, 1);
+        if (!keep)
+            return configError("checkpoint.keep", keep.error().reason);
+        c.checkpoint.keep = int(*keep);
+        if (k.contains("every_epoch")) {
+            if (!k["every_epoch"].is_boolean())
+                return configError("checkpoint.every_epoch", "must be true or false");
+            c.checkpoint.everyEpoch = k["every_epoch"].get<bool>();
+        }
+    }
+    if (t.contains("initial_weights") && !t["initial_weights"].is_null()) {
+        if (!t["initial_weights"].is_string())
+            return configError("initial_weights", "must be the path of an .npz");
+        c.initialWeights = project.resolvePath(t["initial_weights"].get<std::string>());
+    }
+    return c;
+}
+
+Status applySetting(nlohmann::json &document, const std::string &assignment)
+{
+    const auto eq = assignment.find('=');
+    if (eq == std::string::npos || eq == 0)
+        return Error::invalid("--set " + assignment, "expected key=value, e.g. training.epochs=3 or nodes.batch.batch_size=128");
+    const std::string key = assignment.substr(0, eq), text = assignment.substr(eq + 1);
+    nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
+    if (value.is_discarded())
+        value = text;
+    std::vector<std::string> parts;
+    for (std::size_t start = 0;;) {
+        const auto dot = key.find('.', start);
+        parts.push_back(key.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+        if (dot == std::string::npos)
+            break;
+        start = dot + 1;
+    }
+    for (const auto &p : parts)
+        if (p.empty())
+            return Error::invalid("--set " + assignment, "the key has an empty part");
+    nlohmann::json *target = &document;
+    std::size_t i = 0;
+    if (parts[0] == "nodes") {
+        if (parts.size() < 3)
+            return Error::invalid("--set " + assignment, "a node parameter is written nodes.<id>.<param>");
+        nlohmann::json *found = nullptr;
+        if (document.contains("pipeline") && document["pipeline"].contains("nodes"))
+            for (auto &n : document["pipeline"]["nodes"])
+                if (n.value("id", "") == parts[1])
+                    found = &n;
+        if (!found)
+            return Error::invalid("--set " + assignment, "no pipeline node '" + parts[1] + "'");
+        if (!found->contains("params"))
+            (*found)["params"] = nlohmann::json::object();
+        target = &(*found)["params"];
+        i = 2;
+    }
+    for (; i + 1 < parts.size(); ++i) {
+        if (!target->is_object())
+            return Error::invalid("--set " + assignment, "'" + parts[i - 1] + "' is not an object");
+        target = &(*target)[parts[i]];
+        if (target->is_null())
+            *target = nlohmann::json::object();
+        // "optimizer": "adam" is shorthand for {"type": "adam"}: setting one of its keys expands it.
+        if (parts[i] == "optimizer" && target->is_string())
+            *target = nlohmann::json{{"type", *target}};
+    }
+    if (!target->is_object())
+        return Error::invalid("--set " + assignment, "cannot set a key inside a non-object");
+    (*target)[parts.back()] = value;
+    return Status::success();
+}
+
+} // namespace sluice::train

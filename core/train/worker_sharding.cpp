@@ -1,0 +1,120 @@
+#include "train/worker_sharding.h"
+
+#include <set>
+
+namespace sluice::train {
+
+namespace {
+
+// The parameter that lists a source's files, for the sources that have file lists.
+const char *fileParameter(const std::string &op)
+{
+    if (op == "from_tfrecord" || op == "from_csv")
+        return "filenames";
+    if (op == "from_npz")
+        return "path";
+    return nullptr;
+}
+
+Result<std::vector<std::string>> expand(const Project &project, const nlohmann::json &value)
+{
+    std::vector<std::string> files;
+    std::vector<nlohmann::json> patterns;
+    if (value.is_array())
+        patterns.assign(value.begin(), value.end());
+    else
+        patterns.push_back(value);
+    for (const auto &p : patterns) {
+        if (!p.is_string())
+            return Error::invalid("files", "must be paths");
+        auto more = project.expandFiles(p.get<std::string>());
+        if (!more)
+            return more.error();
+        files.insert(files.end(), more->begin(), more->end());
+    }
+    return files;
+}
+
+// The batch stage that makes the global batch: the nearest batch above the output.
+std::string findBatchNode(const Project &project, const std::string &output)
+{
+    std::vector<std::string> frontier{output};
+    std::set<std::string> seen;
+    while (!frontier.empty()) {
+        std::string id = frontier.front();
+        frontier.erase(frontier.begin());
+        if (!seen.insert(id).second)
+            continue;
+        if (const auto *node = project.findNode(id); node && node->op == "batch")
+            return id;
+        for (const auto &in : project.inputsOf(id))
+            frontier.push_back(in);
+    }
+    return {};
+}
+
+} // namespace
+
+Result<ShardingPlan> shardForWorker(Project &project, const std::string &outputNode, int workers, int index)
+{
+    ShardingPlan plan;
+    plan.batchNode = findBatchNode(project, outputNode);
+    if (plan.batchNode.empty())
+        return Error::invalid("pipeline", "training over several workers needs a batch stage above the output node '" + outputNode + "'");
+    PipelineNode *batch = nullptr;
+    for (auto &n : project.nodes)
+        if (n.id == plan.batchNode)
+            batch = &n;
+    if (!batch->params.contains("batch_size") || !batch->params["batch_size"].is_number_integer())
+        return Error::invalid("node '" + plan.batchNode + "'", "batch_size must be an integer");
+    plan.globalBatch = batch->params["batch_size"].get<std::int64_t>();
+    if (plan.globalBatch % workers != 0)
+        return Error::invalid("node '" + plan.batchNode + "' batch_size",
+                              "the global batch of " + std::to_string(plan.globalBatch) + " does not divide evenly over " + std::to_string(workers) +
+                                  " workers");
+    plan.workerBatch = plan.globalBatch / workers;
+    batch->params["batch_size"] = plan.workerBatch;
+
+    // By file when every source with a file list has enough files.
+    bool byFile = false;
+    std::vector<std::pair<PipelineNode *, std::vector<std::string>>> sources;
+    for (auto &n : project.nodes) {
+        if (const char *param = fileParameter(n.op); param && n.params.contains(param)) {
+            auto files = expand(project, n.params[param]);
+            if (!files)
+                return Error::invalid("node '" + n.id + "' " + param, files.error().message());
+            sources.emplace_back(&n, std::move(*files));
+        }
+    }
+    byFile = !sources.empty();
+    for (const auto &[node, files] : sources)
+        byFile = byFile && files.size() >= std::size_t(workers);
+    for (const auto &n : project.nodes)
+        if (n.op.rfind("from_", 0) == 0 && !fileParameter(n.op))
+            byFile = false; // a source without a file list (from_npy, range) must be sharded by element
+
+    if (byFile) {
+        plan.policy = "file";
+        for (auto &[node, files] : sources) {
+            nlohmann::json mine = nlohmann::json::array();
+            for (std::size_t i = std::size_t(index); i < files.size(); i += std::size_t(workers))
+                mine.push_back(files[i]);
+            node->params[fileParameter(node->op)] = mine;
+        }
+        return plan;
+    }
+    plan.policy = "data";
+    std::string shardId = "__worker_shard";
+    PipelineNode shard;
+    shard.id = shardId;
+    shard.op = "shard";
+    shard.params = {{"num_shards", workers}, {"index", index}};
+    project.nodes.push_back(shard);
+    for (auto &e : project.edges)
+        if (e.to == plan.batchNode)
+            e.to = shardId;
+    project.edges.push_back({shardId, plan.batchNode});
+    return plan;
+}
+
+} // namespace sluice::train

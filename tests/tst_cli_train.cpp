@@ -1,0 +1,314 @@
+// `sluice run` on projects with a model: JSON events, the run folder, --set, exit codes,
+// kill -9 then --resume, Ctrl-C, and several processes under mpirun.
+#include "io/npz_file.h"
+#include "support/pipeline_test_support.h"
+#include "support/test_support.h"
+#include "support/train_test_support.h"
+
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QThread>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+
+using namespace sluice;
+using namespace sluice::test;
+
+namespace {
+
+std::vector<nlohmann::json> jsonLines(const QString &text)
+{
+    std::vector<nlohmann::json> lines;
+    for (const QString &line : text.split('\n', Qt::SkipEmptyParts))
+        lines.push_back(nlohmann::json::parse(line.toStdString(), nullptr, false));
+    return lines;
+}
+
+// Every array of a weights .npz, by name, as floats.
+std::map<std::string, std::vector<float>> readWeights(const std::string &path)
+{
+    std::map<std::string, std::vector<float>> arrays;
+    auto npz = NpzFile::open(path);
+    if (!npz)
+        return arrays;
+    for (const auto &m : npz->members()) {
+        auto a = npz->load(m);
+        if (!a)
+            continue;
+        const float *p = reinterpret_cast<const float *>(a->data().data());
+        arrays[m.name] = std::vector<float>(p, p + a->count());
+    }
+    return arrays;
+}
+
+double weightsDifference(const std::map<std::string, std::vector<float>> &a, const std::map<std::string, std::vector<float>> &b)
+{
+    if (a.size() != b.size() || a.empty())
+        return INFINITY;
+    double worst = 0;
+    for (const auto &[name, values] : a) {
+        auto it = b.find(name);
+        if (it == b.end())
+            return INFINITY;
+        worst = std::max(worst, maxRelativeDifference(values, it->second));
+    }
+    return worst;
+}
+
+} // namespace
+
+class TestCliTrain : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    QString dir() const { return m_dir.path(); }
+    QString m_project;
+
+    QString writeProject(const QString &name, const nlohmann::json &document)
+    {
+        const QString path = dir() + "/" + name;
+        writeFile(path.toStdString(), document.dump(2));
+        return path;
+    }
+
+    static QProcess *startSluice(const QStringList &args)
+    {
+        auto *p = new QProcess;
+        p->setProgram(QString::fromUtf8(SLUICE_BINARY_PATH));
+        p->setArguments(args);
+        p->start();
+        return p;
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        writeTrainingData(dir().toStdString(), 120);
+        m_project = writeProject("mlp.sluice", trainingProject(mlpModel(), {{"epochs", 2}, {"seed", 3}, {"optimizer", "adam"}}, 40));
+    }
+
+    void jsonEventsAndTheRunFolder()
+    {
+        const QString out = dir() + "/run1";
+        auto r = runSluice({"run", m_project, "--json", "--out", out, "--replicas", "2"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const auto events = jsonLines(r.out);
+        QVERIFY(events.size() >= 4);
+        for (const auto &e : events)
+            QVERIFY2(e.is_object() && e.contains("event"), qPrintable(r.out));
+        QCOMPARE(events.front()["event"].get<std::string>(), std::string("run_start"));
+        QCOMPARE(events.front()["replicas"].get<int>(), 2);
+        QCOMPARE(events.back()["event"].get<std::string>(), std::string("run_end"));
+        QCOMPARE(events.back()["status"].get<std::string>(), std::string("ok"));
+        int epochs = 0, steps = 0;
+        for (const auto &e : events) {
+            if (e["event"] == "epoch_end") {
+                ++epochs;
+                QVERIFY(e.contains("loss") && e.contains("mae") && e.contains("samples_per_s"));
+            }
+            if (e["event"] == "step") {
+                ++steps;
+                for (const char *key : {"step", "epoch", "loss", "samples_per_s"})
+                    QVERIFY2(e.contains(key), key);
+            }
+        }
+        QCOMPARE(epochs, 2);
+        QVERIFY(steps >= 1);
+
+        for (const char *file : {"events.jsonl", "metrics.csv", "weights.npz", "project.sluice"})
+            QVERIFY2(QFile::exists(out + "/" + file), file);
+        QVERIFY(!QDir(out + "/checkpoints").entryList({"ckpt-*.npz"}).isEmpty());
+        const auto csv = QString::fromStdString(readFile((out + "/metrics.csv").toStdString())).split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(csv.size(), 3);
+        QVERIFY2(csv[0].startsWith("epoch,step,loss"), qPrintable(csv[0]));
+        QCOMPARE(jsonLines(QString::fromStdString(readFile((out + "/events.jsonl").toStdString()))).size(), events.size());
+        const auto weights = readWeights((out + "/weights.npz").toStdString());
+        QVERIFY(weights.count("d1/kernel") && weights.count("d1/bias") && weights.count("d2/kernel"));
+        QCOMPARE(weights.at("d1/kernel").size(), std::size_t(6 * 16));
+    }
+
+    void setOverridesTheProject()
+    {
+        const QString out = dir() + "/set";
+        auto r = runSluice({"run", m_project, "--json", "--out", out, "--set", "training.epochs=1", "--set", "nodes.batch.batch_size=60", "--set",
+                            "training.optimizer.learning_rate=0.002"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const auto events = jsonLines(r.out);
+        QCOMPARE(events.back()["step"].get<int>(), 2); // 120 rows in batches of 60, one epoch
+        const auto asRun = nlohmann::json::parse(readFile((out + "/project.sluice").toStdString()));
+        QCOMPARE(asRun["training"]["epochs"].get<int>(), 1);
+        QCOMPARE(asRun["training"]["optimizer"]["learning_rate"].get<double>(), 0.002);
+    }
+
+    void badInputExitsWith2_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("--set without =") << QStringList{"--set", "training.epochs"} << "expected key=value";
+        QTest::newRow("--set unknown node") << QStringList{"--set", "nodes.nope.batch_size=3"} << "no pipeline node 'nope'";
+        QTest::newRow("bad setting value") << QStringList{"--set", "training.epochs=-1"} << "training.epochs";
+        QTest::newRow("--resume without --out") << QStringList{"--resume"} << "--resume";
+        QTest::newRow("cuda device") << QStringList{"--device", "cuda:0"} << "CPU backend";
+        QTest::newRow("zero replicas") << QStringList{"--replicas", "0"} << "replicas";
+        QTest::newRow("bad model") << QStringList{"--set", "model.layers=[{\"class_name\":\"Dense\",\"name\":\"d1\",\"units\":5}]"} << "output 'y'";
+    }
+    void badInputExitsWith2()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, expected);
+        auto r = runSluice(QStringList{"run", m_project} + args);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(expected), qPrintable(r.err));
+        QVERIFY2(r.err.startsWith("sluice: "), qPrintable(r.err));
+    }
+
+    void failedRunExitsWith1()
+    {
+        auto r = runSluice({"run", m_project, "--set", "training.optimizer={\"type\":\"sgd\",\"learning_rate\":1e9}"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("NaN or infinite at step"), qPrintable(r.err));
+    }
+
+    // kill -9 in the middle of a run, then --resume: the same weights as a run never killed.
+    void killedRunResumesToTheSameWeights()
+    {
+        const QString project = writeProject("long.sluice", trainingProject(mlpModel(),
+                                                                            {{"epochs", 60},
+                                                                             {"seed", 4},
+                                                                             {"optimizer", {{"type", "adam"}, {"learning_rate", 0.003}}},
+                                                                             {"checkpoint", {{"every_steps", 7}, {"keep", 2}}}},
+                                                                            16, {{{"id", "shuffle"}, {"op", "global_shuffle"}, {"params", {{"seed", 2}}}}}));
+        const QString whole = dir() + "/whole", killed = dir() + "/killed";
+        auto reference = runSluice({"run", project, "--out", whole});
+        QVERIFY2(reference.exitCode == 0, qPrintable(reference.err));
+
+        std::unique_ptr<QProcess> p(startSluice({"run", project, "--out", killed}));
+        QVERIFY(p->waitForStarted());
+        // Wait for a few checkpoints, then kill without warning.
+        QDir checkpoints(killed + "/checkpoints");
+        for (int i = 0; i < 600 && checkpoints.entryList({"ckpt-*.npz"}).size() < 2 && p->state() == QProcess::Running; ++i)
+            QThread::msleep(10);
+        QVERIFY2(p->state() == QProcess::Running, "the run ended before it could be killed");
+        ::kill(pid_t(p->processId()), SIGKILL);
+        p->waitForFinished();
+        QVERIFY(!QFile::exists(killed + "/weights.npz"));
+
+        auto resumed = runSluice({"run", project, "--out", killed, "--resume"});
+        QVERIFY2(resumed.exitCode == 0, qPrintable(resumed.err));
+        QVERIFY2(resumed.out.contains("Resumed from"), qPrintable(resumed.out));
+        const auto a = readWeights((whole + "/weights.npz").toStdString()), b = readWeights((killed + "/weights.npz").toStdString());
+        QCOMPARE(weightsDifference(a, b), 0.0);
+        const auto csv = QString::fromStdString(readFile((killed + "/metrics.csv").toStdString())).split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(csv.size(), 61); // header and every epoch once
+    }
+
+    void interruptSavesACheckpoint()
+    {
+        const QString project = writeProject("interrupt.sluice", trainingProject(mlpModel(), {{"epochs", 100000}}, 16));
+        const QString out = dir() + "/interrupted";
+        std::unique_ptr<QProcess> p(startSluice({"run", project, "--out", out, "--json"}));
+        QVERIFY(p->waitForStarted());
+        for (int i = 0; i < 600 && !p->readAllStandardOutput().contains("\"step\""); ++i)
+            QThread::msleep(10);
+        ::kill(pid_t(p->processId()), SIGINT);
+        QVERIFY(p->waitForFinished(20000));
+        QCOMPARE(p->exitCode(), 1);
+        QVERIFY2(p->readAllStandardError().contains("cancelled"), "no cancelled message");
+        QVERIFY(!QDir(out + "/checkpoints").entryList({"ckpt-*.npz"}).isEmpty());
+        QVERIFY(QFile::exists(out + "/weights.npz"));
+        const auto events = jsonLines(QString::fromStdString(readFile((out + "/events.jsonl").toStdString())));
+        QCOMPARE(events.back()["status"].get<std::string>(), std::string("cancelled"));
+    }
+
+    // Two processes under mpirun: the same weights as one process on the same global batches.
+    void mpiProcessesMatchOneProcess()
+    {
+        const QString mpirun = QStandardPaths::findExecutable("mpirun");
+        if (mpirun.isEmpty())
+            QSKIP("mpirun is not installed");
+        const QString project = writeProject("mpi.sluice", trainingProject(multiInputModel(0.2),
+                                                                           {{"epochs", 2}, {"seed", 9}, {"optimizer", {{"type", "sgd"}, {"learning_rate", 0.05}, {"momentum", 0.9}}}},
+                                                                           20, {{{"id", "shuffle"}, {"op", "global_shuffle"}, {"params", {{"seed", 1}}}}}));
+        auto one = runSluice({"run", project, "--out", dir() + "/mpi-one"});
+        QVERIFY2(one.exitCode == 0, qPrintable(one.err));
+        QProcess p;
+        p.setProcessEnvironment(mpiEnvironment());
+        p.start(mpirun, mpiArguments() + QStringList{QString::fromUtf8(SLUICE_BINARY_PATH), "run", project, "--out", dir() + "/mpi-two", "--json"});
+        QVERIFY(p.waitForFinished(120000));
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(p.exitCode() == 0, qPrintable(err));
+        const auto events = jsonLines(QString::fromUtf8(p.readAllStandardOutput()));
+        QVERIFY(!events.empty());
+        QCOMPARE(events.front()["processes"].get<int>(), 2); // only rank 0 prints
+        QCOMPARE(events.front()["sharding"].get<std::string>(), std::string("data"));
+        const double diff = weightsDifference(readWeights((dir() + "/mpi-one/weights.npz").toStdString()),
+                                              readWeights((dir() + "/mpi-two/weights.npz").toStdString()));
+        QVERIFY2(diff < 1e-5, qPrintable(QString("relative difference %1").arg(diff)));
+    }
+
+    // A failure on one rank (its CSV file is broken) ends every rank with the error.
+    void mpiFailureOnOneRankEndsAll()
+    {
+        const QString mpirun = QStandardPaths::findExecutable("mpirun");
+        if (mpirun.isEmpty())
+            QSKIP("mpirun is not installed");
+        std::string good = "a,b,t\n", bad = "a,b,t\n";
+        for (int i = 0; i < 400; ++i) {
+            good += std::to_string(i % 7) + "," + std::to_string(i % 5) + "," + std::to_string(i % 3) + "\n";
+            bad += i == 300 ? std::string("1,oops,2\n") : std::to_string(i % 7) + "," + std::to_string(i % 5) + "," + std::to_string(i % 3) + "\n";
+        }
+        writeFile((dir() + "/part-0.csv").toStdString(), good);
+        writeFile((dir() + "/part-1.csv").toStdString(), bad);
+        nlohmann::json doc = nlohmann::json::parse(R"({"format": "sluice-project", "version": 1, "name": "csv",
+          "pipeline": {"nodes": [
+             {"id": "src", "op": "from_csv", "params": {"filenames": ["part-0.csv", "part-1.csv"],
+                "columns": {"a": "float32", "b": "float32", "t": "float32"}}},
+             {"id": "ra", "op": "map", "params": {"function": "reshape", "features": "a", "shape": [1]}},
+             {"id": "rb", "op": "map", "params": {"function": "reshape", "features": "b", "shape": [1]}},
+             {"id": "stack", "op": "map", "params": {"function": "concat", "features": ["a", "b"], "name": "x"}},
+             {"id": "batch", "op": "batch", "params": {"batch_size": 20}}],
+           "edges": [["src", "ra"], ["ra", "rb"], ["rb", "stack"], ["stack", "batch"]]},
+          "model": {"inputs": [{"name": "x"}], "layers": [{"class_name": "Dense", "name": "d", "units": 1}],
+                    "outputs": [{"layer": "d", "target": "t", "loss": "mse"}]},
+          "training": {"epochs": 50}})");
+        const QString project = writeProject("csv.sluice", doc);
+        auto single = runSluice({"run", project, "--epochs", "1"});
+        QVERIFY2(single.exitCode == 1 && single.err.contains("part-1.csv"), qPrintable(single.err));
+        QProcess p;
+        p.setProcessEnvironment(mpiEnvironment());
+        p.start(mpirun, mpiArguments() + QStringList{QString::fromUtf8(SLUICE_BINARY_PATH), "run", project});
+        QVERIFY(p.waitForFinished(120000));
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(p.exitCode() != 0, qPrintable(err));
+        QVERIFY2(err.contains("rank 1") && err.contains("part-1.csv"), qPrintable(err));
+    }
+
+private:
+    static QProcessEnvironment mpiEnvironment()
+    {
+        auto env = QProcessEnvironment::systemEnvironment();
+        // Test machines and containers often run as root; Open MPI refuses that unless told.
+        env.insert("OMPI_ALLOW_RUN_AS_ROOT", "1");
+        env.insert("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        // MPI's own allocations are not ours to report under the sanitizer build.
+        env.insert("ASAN_OPTIONS", "detect_leaks=0");
+        return env;
+    }
+    static QStringList mpiArguments()
+    {
+        // One machine, more ranks than cores is fine; shared memory without the kernel's
+        // cross-memory attach, which containers often forbid.
+        return {"-np", "2", "--oversubscribe", "--mca", "btl", "self,vader", "--mca", "btl_vader_single_copy_mechanism", "none"};
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliTrain)
+#include "tst_cli_train.moc"

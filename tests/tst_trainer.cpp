@@ -1,0 +1,328 @@
+// The training engine end to end on the CPU backend: mirrored replicas give the weights of one
+// replica on the global batch, a resumed run equals an uninterrupted one, gradients of whole
+// models (fan-out, several inputs and outputs, sample and class weights) match finite
+// differences, guards stop bad runs with messages that name what went wrong.
+#include "pipeline/pipeline.h"
+#include "support/gradient_check.h"
+#include "support/pipeline_test_support.h"
+#include "support/train_test_support.h"
+#include "train/batch_slicer.h"
+#include "train/model.h"
+#include "train/replica.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+#include <filesystem>
+
+using namespace sluice;
+using namespace sluice::test;
+
+class TestTrainer : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    std::string dir() const { return m_dir.path().toStdString(); }
+
+    static nlohmann::json sgd(double lr = 0.05) { return {{"type", "sgd"}, {"learning_rate", lr}, {"momentum", 0.9}}; }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        writeTrainingData(dir(), 100); // 100 rows: batches of 32 leave an uneven last batch of 4
+    }
+
+    // tf.distribute's contract: N replicas on a global batch = one replica on that batch.
+    void replicasGiveTheWeightsOfOneReplica_data()
+    {
+        QTest::addColumn<QString>("optimizer");
+        QTest::addColumn<double>("dropout");
+        QTest::newRow("sgd, momentum") << "sgd" << 0.0;
+        QTest::newRow("adam, dropout") << "adam" << 0.3;
+    }
+    void replicasGiveTheWeightsOfOneReplica()
+    {
+        QFETCH(QString, optimizer);
+        QFETCH(double, dropout);
+        const nlohmann::json opt = optimizer == "sgd" ? sgd() : nlohmann::json{{"type", "adam"}, {"learning_rate", 0.01}};
+        std::vector<float> reference;
+        for (int replicas : {1, 2, 3, 4}) {
+            const auto doc = trainingProject(multiInputModel(dropout), {{"epochs", 2}, {"seed", 7}, {"optimizer", opt}, {"replicas", replicas}}, 32,
+                                             {{{"id", "shuffle"}, {"op", "global_shuffle"}, {"params", {{"seed", 3}}}}});
+            auto run = runTraining(doc, dir());
+            QVERIFY2(run.error.empty(), run.error.c_str());
+            QCOMPARE(run.outcome.steps, std::int64_t(8)); // 4 batches (the last one of 4 rows) x 2 epochs
+            if (replicas == 1) {
+                reference = run.weights;
+                continue;
+            }
+            const double diff = maxRelativeDifference(run.weights, reference);
+            QVERIFY2(diff < 1e-5, qPrintable(QString("%1 replicas: relative difference %2").arg(replicas).arg(diff)));
+        }
+    }
+
+    void lossDecreasesOnTheRegression()
+    {
+        const auto doc = trainingProject(mlpModel(), {{"epochs", 6}, {"seed", 1}, {"optimizer", {{"type", "adam"}, {"learning_rate", 0.02}}}}, 20);
+        auto run = runTraining(doc, dir());
+        QVERIFY2(run.error.empty(), run.error.c_str());
+        const auto epochs = run.eventsOf("epoch_end");
+        QCOMPARE(epochs.size(), std::size_t(6));
+        const double first = epochs.front()["loss"], last = epochs.back()["loss"];
+        QVERIFY2(last < 0.6 * first, qPrintable(QString("loss %1 -> %2").arg(first).arg(last)));
+        QVERIFY(epochs.back().contains("mae"));
+        QCOMPARE(run.eventsOf("run_end").back()["status"].get<std::string>(), std::string("ok"));
+    }
+
+    // Gradients of a whole model (two inputs, fan-out to two outputs, layer norm, sample and
+    // class weights folded into the loss) against central differences of its loss.
+    void modelGradientsMatchFiniteDifferences_data()
+    {
+        QTest::addColumn<bool>("classifier");
+        QTest::newRow("two-output regression, sample weights") << false;
+        QTest::newRow("classifier, class weights") << true;
+    }
+    void modelGradientsMatchFiniteDifferences()
+    {
+        QFETCH(bool, classifier);
+        const nlohmann::json model = classifier ? nlohmann::json::parse(R"({
+              "inputs": [{"name": "x", "feature": "x"}],
+              "layers": [{"class_name": "Dense", "name": "d1", "units": 8, "activation": "tanh"},
+                         {"class_name": "Dense", "name": "logits", "units": 3}],
+              "outputs": [{"name": "label", "layer": "logits", "target": "label", "loss": "sparse_categorical_crossentropy",
+                           "from_logits": true, "metrics": ["accuracy"]}]})")
+                                                : multiInputModel(0.0);
+        auto project = Project::fromJson(trainingProject(model, {{"epochs", 1}}, 16), dir());
+        QVERIFY(project.ok());
+        auto pipe = pipeline::Pipeline::build(*project);
+        QVERIFY(pipe.ok());
+        auto built = train::Model::build(project->model, (*pipe)->elementSpec());
+        QVERIFY2(built.ok(), built.ok() ? "" : built.error().message().c_str());
+        const train::Model &m = **built;
+        auto batch = (*pipe)->next();
+        QVERIFY(batch.ok() && *batch);
+
+        train::SampleWeighting weighting;
+        if (classifier)
+            weighting.classWeights = {{0, 0.5f}, {1, 4.0f}, {2, 2.0f}};
+        else
+            weighting.sampleWeightFeature = (*pipe)->elementSpec().find("w");
+        train::BatchSlice slice;
+        train::sliceBatch(m, **batch, weighting, 0, 16, slice);
+        auto initial = m.initialWeights(11);
+        QVERIFY(initial.ok());
+        std::vector<float> weights = *initial;
+        train::Replica replica(m);
+        train::PassContext ctx;
+        const float scale = 1.0f / 16.0f;
+        auto lossOf = [&] {
+            const auto r = replica.run(ctx, weights, slice, scale, false, false);
+            double total = 0;
+            for (std::size_t o = 0; o < r.outputLossSums.size(); ++o)
+                total += double(m.outputs()[o].lossWeight) * r.outputLossSums[o] * double(scale);
+            return total;
+        };
+        replica.run(ctx, weights, slice, scale, true, false);
+        const std::vector<float> analytic = replica.gradients();
+        for (const auto &p : m.parameters()) {
+            auto check = checkGradient(std::span<float>(weights).subspan(p.offset, p.count), std::span<const float>(analytic).subspan(p.offset, p.count),
+                                       lossOf, 1e-2f, 24);
+            QVERIFY2(check.maxRelativeError < 2e-2, qPrintable(QString::fromStdString(p.name) + ": " + check.text()));
+        }
+    }
+
+    // Killed mid-epoch (here: cancelled after step 5, as Ctrl-C does), resumed from the
+    // checkpoint, the run ends with exactly the weights of one that was never interrupted —
+    // shuffled orders, optimizer state and dropout masks included.
+    void resumedRunEqualsUninterrupted()
+    {
+        const auto doc = trainingProject(multiInputModel(0.2),
+                                         {{"epochs", 3},
+                                          {"seed", 5},
+                                          {"optimizer", {{"type", "adam"}, {"learning_rate", 0.01}}},
+                                          {"replicas", 2},
+                                          {"checkpoint", {{"every_steps", 2}, {"keep", 2}}}},
+                                         32,
+                                         {{{"id", "shuffle"}, {"op", "shuffle"}, {"params", {{"buffer_size", 40}}}}});
+        train::TrainerOptions whole;
+        whole.checkpointDir = dir() + "/whole";
+        auto uninterrupted = runTraining(doc, dir(), whole);
+        QVERIFY2(uninterrupted.error.empty(), uninterrupted.error.c_str());
+
+        for (int stopAt : {5, 4}) { // mid-epoch, and right after an epoch's last step
+            train::TrainerOptions first;
+            first.checkpointDir = dir() + "/interrupted" + std::to_string(stopAt);
+            auto stopped = runTraining(doc, dir(), first, [stopAt](train::Trainer &t, const nlohmann::json &e) {
+                if (e.value("event", "") == "step" && e.value("step", 0) == stopAt)
+                    t.requestCancel();
+            });
+            QCOMPARE(int(stopped.outcome.status), int(train::RunStatus::Cancelled));
+            QCOMPARE(stopped.outcome.steps, std::int64_t(stopAt));
+            train::TrainerOptions again = first;
+            again.resume = true;
+            auto resumed = runTraining(doc, dir(), again);
+            QVERIFY2(resumed.error.empty(), resumed.error.c_str());
+            QCOMPARE(resumed.eventsOf("resumed").size(), std::size_t(1));
+            QCOMPARE(resumed.outcome.steps, uninterrupted.outcome.steps);
+            QVERIFY2(resumed.weights == uninterrupted.weights,
+                     qPrintable(QString("stopped at %1: difference %2").arg(stopAt).arg(maxRelativeDifference(resumed.weights, uninterrupted.weights))));
+        }
+    }
+
+    void checkpointsAreKeptAndPruned()
+    {
+        const auto doc = trainingProject(mlpModel(), {{"epochs", 2}, {"checkpoint", {{"every_steps", 1}, {"keep", 3}}}}, 32);
+        train::TrainerOptions options;
+        options.checkpointDir = dir() + "/pruned";
+        auto run = runTraining(doc, dir(), options);
+        QVERIFY2(run.error.empty(), run.error.c_str());
+        std::vector<std::string> names;
+        for (const auto &e : std::filesystem::directory_iterator(options.checkpointDir))
+            names.push_back(e.path().filename().string());
+        std::sort(names.begin(), names.end());
+        QCOMPARE(names, (std::vector<std::string>{"ckpt-0000000006.npz", "ckpt-0000000007.npz", "ckpt-0000000008.npz"}));
+    }
+
+    void resumeWithoutCheckpointIsAnError()
+    {
+        train::TrainerOptions options;
+        options.checkpointDir = dir() + "/nothing-here";
+        options.resume = true;
+        auto run = runTraining(trainingProject(mlpModel(), {{"epochs", 1}}, 32), dir(), options);
+        QVERIFY(contains(run.error, "no checkpoint to resume from"));
+    }
+
+    void dropRemainderSkipsThePartialBatch()
+    {
+        auto run = runTraining(trainingProject(mlpModel(), {{"epochs", 1}, {"drop_remainder", true}}, 32), dir());
+        QVERIFY2(run.error.empty(), run.error.c_str());
+        QCOMPARE(run.outcome.steps, std::int64_t(3));
+    }
+
+    void stepsPerEpochLimitsAnEpoch()
+    {
+        auto run = runTraining(trainingProject(mlpModel(), {{"epochs", 2}, {"steps_per_epoch", 2}}, 10), dir());
+        QVERIFY2(run.error.empty(), run.error.c_str());
+        QCOMPARE(run.outcome.steps, std::int64_t(4));
+    }
+
+    void validationIsEvaluatedEachEpoch()
+    {
+        // A split: every 4th batch is held out.
+        auto split = runTraining(trainingProject(multiInputModel(), {{"epochs", 2}, {"validation", {{"split", 0.25}}}}, 10), dir());
+        QVERIFY2(split.error.empty(), split.error.c_str());
+        QCOMPARE(split.outcome.steps, std::int64_t(2 * 8)); // 10 batches, 2 held out
+        for (const auto &e : split.eventsOf("epoch_end")) {
+            QVERIFY(e.contains("val_loss") && e.contains("val_y_mae") && e.contains("val_y_loss"));
+            QVERIFY(std::isfinite(e["val_loss"].get<double>()) && e["val_loss"].get<double>() > 0);
+        }
+
+        // A second pipeline output: the first 40 rows.
+        auto doc = trainingProject(mlpModel(), {{"epochs", 1}, {"validation", {{"node", "val_batch"}}}}, 25);
+        doc["pipeline"]["nodes"].push_back({{"id", "val_take"}, {"op", "take"}, {"params", {{"count", 40}}}});
+        doc["pipeline"]["nodes"].push_back({{"id", "val_batch"}, {"op", "batch"}, {"params", {{"batch_size", 16}}}});
+        doc["pipeline"]["edges"].push_back(std::vector<std::string>{"src", "val_take"});
+        doc["pipeline"]["edges"].push_back(std::vector<std::string>{"val_take", "val_batch"});
+        doc["pipeline"]["output"] = "batch";
+        auto node = runTraining(doc, dir());
+        QVERIFY2(node.error.empty(), node.error.c_str());
+        const auto end = node.eventsOf("epoch_end").at(0);
+        QVERIFY(end.contains("val_loss") && end.contains("val_mae"));
+    }
+
+    void nanLossStopsTheRun()
+    {
+        auto run = runTraining(trainingProject(mlpModel(), {{"epochs", 3}, {"optimizer", {{"type", "sgd"}, {"learning_rate", 1e6}}}}, 10), dir());
+        QCOMPARE(int(run.outcome.status), int(train::RunStatus::Failed));
+        QVERIFY2(contains(run.error, "NaN or infinite at step") && contains(run.error, "output y"), run.error.c_str());
+        QCOMPARE(run.eventsOf("run_end").back()["status"].get<std::string>(), std::string("failed"));
+    }
+
+    // Shapes that do not fit are refused before training starts, naming the layer or output.
+    void misfitsAreRefusedBeforeTraining_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("target shape") << R"({"inputs": [{"name": "x"}], "layers": [{"class_name": "Dense", "name": "d", "units": 3}],
+            "outputs": [{"layer": "d", "target": "y", "loss": "mse"}]})"
+                                      << "output 'd'";
+        QTest::newRow("sequence into Dense-only input") << R"({"inputs": [{"name": "x"}], "layers": [{"class_name": "GRU", "name": "rnn", "units": 3}],
+            "outputs": [{"layer": "rnn", "target": "y", "loss": "mse"}]})"
+                                                        << "layer 'rnn'";
+        QTest::newRow("unknown layer") << R"({"inputs": [{"name": "x"}], "layers": [{"class_name": "Dense2", "name": "d", "units": 2}],
+            "outputs": [{"layer": "d", "target": "y", "loss": "mse"}]})"
+                                       << "Dense2";
+        QTest::newRow("unknown feature") << R"({"inputs": [{"name": "image"}], "layers": [{"class_name": "Dense", "name": "d", "units": 2}],
+            "outputs": [{"layer": "d", "target": "y", "loss": "mse"}]})"
+                                         << "no feature 'image'";
+        QTest::newRow("sparse labels vs units") << R"({"inputs": [{"name": "x"}], "layers": [{"class_name": "Dense", "name": "d", "units": 3}],
+            "outputs": [{"layer": "d", "target": "y", "loss": "sparse_categorical_crossentropy"}]})"
+                                                << "output 'd'";
+        QTest::newRow("unknown loss") << R"({"inputs": [{"name": "x"}], "layers": [{"class_name": "Dense", "name": "d", "units": 2}],
+            "outputs": [{"layer": "d", "target": "y", "loss": "msle2"}]})"
+                                      << "msle2";
+        QTest::newRow("layer input undefined") << R"({"inputs": [{"name": "x"}], "layers": [{"class_name": "Dense", "name": "d", "inputs": ["nope"], "units": 2}],
+            "outputs": [{"layer": "d", "target": "y", "loss": "mse"}]})"
+                                               << "input 'nope'";
+    }
+    void misfitsAreRefusedBeforeTraining()
+    {
+        QFETCH(QString, model);
+        QFETCH(QString, expected);
+        auto run = runTraining(trainingProject(nlohmann::json::parse(model.toStdString()), {{"epochs", 1}}, 10), dir());
+        QVERIFY2(!run.error.empty(), "training started");
+        QVERIFY2(run.events.empty(), "events before the error");
+        QVERIFY2(contains(run.error, expected.toStdString()), run.error.c_str());
+    }
+
+    void badTrainingSettingsNameTheKey_data()
+    {
+        QTest::addColumn<QString>("training");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("epochs") << R"({"epochs": 0})" << "training.epochs";
+        QTest::newRow("unknown key") << R"({"epoch": 2})" << "training.epoch";
+        QTest::newRow("optimizer type") << R"({"optimizer": {"type": "adagrad9"}})" << "adagrad9";
+        QTest::newRow("class weight key") << R"({"class_weight": {"one": 2}})" << "training.class_weight";
+        QTest::newRow("devices") << R"({"devices": ["tpu:0"]})" << "training.devices";
+        QTest::newRow("validation") << R"({"validation": {"split": 1.5}})" << "training.validation.split";
+        QTest::newRow("sample weight") << R"({"sample_weight": "nope"})" << "training.sample_weight";
+        QTest::newRow("schedule") << R"({"optimizer": {"type": "sgd", "learning_rate": {"type": "cosine"}}})" << "learning_rate.initial_learning_rate";
+    }
+    void badTrainingSettingsNameTheKey()
+    {
+        QFETCH(QString, training);
+        QFETCH(QString, expected);
+        auto run = runTraining(trainingProject(mlpModel(), nlohmann::json::parse(training.toStdString()), 10), dir());
+        QVERIFY2(contains(run.error, expected.toStdString()), run.error.c_str());
+    }
+
+    void initialWeightsAreLoadedAndSaved()
+    {
+        auto project = Project::fromJson(trainingProject(mlpModel(), {{"epochs", 1}}, 10), dir());
+        QVERIFY(project.ok());
+        auto pipe = pipeline::Pipeline::build(*project);
+        QVERIFY(pipe.ok());
+        auto m = train::Model::build(project->model, (*pipe)->elementSpec());
+        QVERIFY(m.ok());
+        QCOMPARE((*m)->parameters().at(0).name, std::string("d1/kernel"));
+        QCOMPARE((*m)->parameters().at(0).shape, (train::Shape{6, 16}));
+        QCOMPARE((*m)->parameters().at(1).name, std::string("d1/bias"));
+        auto w = (*m)->initialWeights(99);
+        QVERIFY(w.ok());
+        const std::string path = dir() + "/init.npz";
+        QVERIFY((*m)->saveWeights(path, *w).ok());
+        // A zero-epoch-like check: training from these weights starts from them.
+        auto run = runTraining(trainingProject(mlpModel(), {{"epochs", 1}, {"initial_weights", "init.npz"}, {"optimizer", {{"type", "sgd"}, {"learning_rate", 0.0}}}}, 10),
+                               dir());
+        QVERIFY2(run.error.empty(), run.error.c_str());
+        QCOMPARE(run.weights, *w);
+        auto missing = runTraining(trainingProject(mlpModel(), {{"epochs", 1}, {"initial_weights", "nope.npz"}}, 10), dir());
+        QVERIFY2(contains(missing.error, "training.initial_weights"), missing.error.c_str());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTrainer)
+#include "tst_trainer.moc"
