@@ -442,6 +442,21 @@ private Q_SLOTS:
         }
         QVERIFY(joined.data == all.data);
 
+        // Two workers sharing the batch element by element: worker w has global rows w, w + 2, ...
+        for (std::int64_t worker = 0; worker < 2; ++worker) {
+            FloatTensor part({4, 5, 3});
+            for (std::int64_t r = 0; r < 4; ++r)
+                std::copy_n(whole.data.begin() + (2 * r + worker) * 15, 15, part.data.begin() + r * 15);
+            PassContext replica = ctx;
+            replica.globalRowOffset = worker;
+            replica.globalRowStride = 2;
+            FloatTensor out;
+            const FloatTensor *partIn[] = {&part};
+            layer->forward(replica, {}, partIn, out, state);
+            for (std::int64_t r = 0; r < 4; ++r)
+                QVERIFY(std::equal(out.data.begin() + r * 15, out.data.begin() + (r + 1) * 15, all.data.begin() + (2 * r + worker) * 15));
+        }
+
         // Another step draws other masks; so does another layer seed.
         PassContext next = ctx;
         next.step = 5;

@@ -9,6 +9,7 @@
 
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -308,6 +309,24 @@ private Q_SLOTS:
             const FloatTensor clean = f.forward();
             QCOMPARE(reused.shape, (Shape{2, c.T, c.U}));
             QCOMPARE(reused.data, clean.data);
+
+            // An empty batch: empty output, empty input gradient, parameter gradients untouched.
+            f.x = FloatTensor({0, c.T, c.F});
+            const FloatTensor empty = f.forward();
+            QCOMPARE(empty.shape, (Shape{0, c.T, c.U}));
+            std::vector<FloatTensor> grads;
+            std::vector<float *> gradPtrs;
+            for (const auto &p : f.params)
+                grads.emplace_back(p.shape).fill(1.0f);
+            for (auto &g : grads)
+                gradPtrs.push_back(g.ptr());
+            FloatTensor dx;
+            FloatTensor *dInputs[] = {&dx};
+            const FloatTensor *in[] = {&f.x};
+            f.layer->backward(PassContext{}, f.paramPtrs(), in, empty, empty, dInputs, gradPtrs, f.state);
+            QCOMPARE(dx.shape, f.x.shape);
+            for (const auto &g : grads)
+                QVERIFY(std::all_of(g.data.begin(), g.data.end(), [](float v) { return v == 1.0f; }));
         }
     }
 
@@ -370,6 +389,8 @@ private Q_SLOTS:
         QTest::newRow("reset_after false") << false << R"({"units": 4, "reset_after": false})" << "'reset_after' must be true";
         QTest::newRow("initializer object") << true << R"({"units": 4, "kernel_initializer": {"class_name": "Zeros"}})"
                                             << "'kernel_initializer'";
+        QTest::newRow("unknown initializer") << false << R"({"units": 4, "recurrent_initializer": "identity"})"
+                                             << "'recurrent_initializer' must be an initializer name (glorot_uniform, ";
         QTest::newRow("unit forget with random bias") << true << R"({"units": 4, "bias_initializer": "random_normal"})"
                                                       << "unit_forget_bias needs bias_initializer";
         QTest::newRow("not an object") << false << R"([4])" << "JSON object";

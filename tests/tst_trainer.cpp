@@ -81,14 +81,22 @@ private Q_SLOTS:
     // class weights folded into the loss) against central differences of its loss.
     void modelGradientsMatchFiniteDifferences_data()
     {
-        QTest::addColumn<bool>("classifier");
-        QTest::newRow("two-output regression, sample weights") << false;
-        QTest::newRow("classifier, class weights") << true;
+        QTest::addColumn<int>("kind");
+        QTest::newRow("two-output regression, sample weights") << 0;
+        QTest::newRow("classifier, class weights") << 1;
+        QTest::newRow("one layer's output used three times") << 2;
     }
     void modelGradientsMatchFiniteDifferences()
     {
-        QFETCH(bool, classifier);
-        const nlohmann::json model = classifier ? nlohmann::json::parse(R"({
+        QFETCH(int, kind);
+        const bool classifier = kind == 1;
+        const nlohmann::json reused = nlohmann::json::parse(R"({
+              "inputs": [{"name": "x", "feature": "x"}],
+              "layers": [{"class_name": "Dense", "name": "d", "units": 4, "activation": "tanh"},
+                         {"class_name": "Concatenate", "name": "cat", "inputs": ["d", "d", "x", "d"]},
+                         {"class_name": "Dense", "name": "y_head", "units": 2}],
+              "outputs": [{"name": "y", "layer": "y_head", "target": "y", "loss": "mse"}]})");
+        const nlohmann::json model = kind == 2 ? reused : classifier ? nlohmann::json::parse(R"({
               "inputs": [{"name": "x", "feature": "x"}],
               "layers": [{"class_name": "Dense", "name": "d1", "units": 8, "activation": "tanh"},
                          {"class_name": "Dense", "name": "logits", "units": 3}],

@@ -159,8 +159,10 @@ const std::vector<std::string> &knownInitializers()
 {
     static const std::vector<std::string> names = [] {
         std::vector<std::string> n;
+        // The LSTM's own bias initializer is for the layer to ask for, not for users to pick.
         for (const auto &e : entries())
-            n.push_back(e.name);
+            if (std::string(e.name) != kLstmUnitForgetBias)
+                n.push_back(e.name);
         return n;
     }();
     return names;

@@ -6,8 +6,7 @@
 namespace sluice::train {
 
 Replica::Replica(const Model &model)
-    : m_model(model), m_activations(model.nodes().size()), m_dActivations(model.nodes().size()), m_dScratch(model.nodes().size()),
-      m_states(model.nodes().size()), m_gradients(model.parameterCount(), 0.0f)
+    : m_model(model), m_activations(model.nodes().size()), m_dActivations(model.nodes().size()), m_states(model.nodes().size()), m_gradients(model.parameterCount(), 0.0f)
 {
     for (const auto &out : model.outputs()) {
         std::vector<std::unique_ptr<Metric>> metrics;
@@ -99,26 +98,29 @@ SliceResult Replica::run(const PassContext &ctx, std::span<const float> weights,
         }
         inputPtrs.clear();
         dInputPtrs.clear();
-        // A node's gradient may come from several consumers: the first writes it, the others
-        // write scratch that is added in.
-        std::vector<std::pair<std::size_t, bool>> targets;
-        for (int in : node.inputs) {
-            const auto idx = std::size_t(in);
+        // A node's gradient may come from several consumers (or twice from one): the first
+        // writes it, the others write scratch (one per input slot) that is added in.
+        std::vector<std::pair<std::size_t, bool>> targets; // per slot: node, first writer
+        if (m_dScratch.size() < node.inputs.size())
+            m_dScratch.resize(node.inputs.size());
+        for (std::size_t j = 0; j < node.inputs.size(); ++j) {
+            const auto idx = std::size_t(node.inputs[j]);
             inputPtrs.push_back(idx < inputCount ? &slice.inputs[idx] : &m_activations[idx]);
             if (idx < inputCount || !nodes[idx].needsGradient) {
                 dInputPtrs.push_back(nullptr);
+                targets.emplace_back(idx, true);
                 continue;
             }
             const bool first = m_dActivations[idx].size() == 0 &&
                                std::none_of(targets.begin(), targets.end(), [&](auto &t) { return t.first == idx; });
-            dInputPtrs.push_back(first ? &m_dActivations[idx] : &m_dScratch[idx]);
+            dInputPtrs.push_back(first ? &m_dActivations[idx] : &m_dScratch[j]);
             targets.emplace_back(idx, first);
         }
         node.layer->backward(ctx, paramPtrs, inputPtrs, m_activations[i], m_dActivations[i], dInputPtrs, gradPtrs, m_states[i]);
-        for (auto [idx, first] : targets)
-            if (!first) {
-                auto &dst = m_dActivations[idx];
-                const auto &src = m_dScratch[idx];
+        for (std::size_t j = 0; j < targets.size(); ++j)
+            if (!targets[j].second) {
+                auto &dst = m_dActivations[targets[j].first];
+                const auto &src = m_dScratch[j];
                 for (std::size_t k = 0; k < dst.size(); ++k)
                     dst.data[k] += src.data[k];
             }

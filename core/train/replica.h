@@ -55,7 +55,7 @@ private:
     const Model &m_model;
     std::vector<FloatTensor> m_activations;  // per node
     std::vector<FloatTensor> m_dActivations; // per node
-    std::vector<FloatTensor> m_dScratch;     // per node: a layer's dInput before adding (fan-out)
+    std::vector<FloatTensor> m_dScratch;     // per input slot: a layer's dInput before adding (fan-out)
     std::vector<LayerState> m_states;        // per node
     std::vector<float> m_gradients;
     std::vector<float> m_lossScratch;

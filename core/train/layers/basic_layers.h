@@ -33,8 +33,9 @@ std::unique_ptr<Layer> makeActivation(std::string name, ActivationKind activatio
 
 // Inverted dropout: in training, each element is kept with probability 1 - rate and scaled by
 // 1 / (1 - rate); the identity at inference. An element's mask depends only on the run's seed,
-// the layer (its `seed` when given, else its name), the step and the element's GLOBAL row and
-// column, so that any split of a batch over replicas draws the same masks.
+// the layer (its `seed` when given, else its name), the step and the element's GLOBAL row
+// (PassContext::globalRowOffset + r * globalRowStride) and column, so that any split of a batch
+// over replicas and processes draws the same masks.
 std::unique_ptr<Layer> makeDropout(std::string name, double rate, std::optional<std::uint64_t> seed);
 
 // Concatenation along the last axis (axis -1, or the last axis counted with the batch

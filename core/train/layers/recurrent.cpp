@@ -4,6 +4,7 @@
 #include "train/layers/recurrent.h"
 
 #include "train/cpu/gemm.h"
+#include "train/initializers.h"
 #include "train/layers/layer_util.h"
 #include "train/layers/recurrent_internal.h"
 
@@ -37,7 +38,7 @@ Vf select(Vi mask, Vf a, Vf b) { return (Vf)((mask & (Vi)a) | (~mask & (Vi)b)); 
 
 // Cephes expf: e^x = 2^n * e^r with |r| <= ln2 / 2, a degree-7 polynomial for e^r. Arguments
 // are clamped to [-87, 88] (the result stays a normal float); NaN passes through.
-Vf expApprox(Vf x)
+[[gnu::always_inline]] inline Vf expApprox(Vf x)
 {
     x = select(x > splat(88.0f), splat(88.0f), x);
     x = select(x < splat(-87.0f), splat(-87.0f), x);
@@ -57,10 +58,10 @@ Vf expApprox(Vf x)
     return p * (Vf)(biased << 23);
 }
 
-Vf sigmoidApprox(Vf x) { return 1.0f / (1.0f + expApprox(-x)); }
+[[gnu::always_inline]] inline Vf sigmoidApprox(Vf x) { return 1.0f / (1.0f + expApprox(-x)); }
 
 // Cephes tanhf: an odd polynomial below |x| = 0.625, 1 - 2 / (e^2|x| + 1) with x's sign above.
-Vf tanhApprox(Vf x)
+[[gnu::always_inline]] inline Vf tanhApprox(Vf x)
 {
     const Vi sign = (Vi)x & std::int32_t(0x80000000u);
     const Vf ax = (Vf)((Vi)x & 0x7fffffff);
@@ -97,11 +98,12 @@ void scaleBy(const float *y, float *d, std::int64_t n, Op op)
     std::int64_t j = 0;
     for (; j + kLanes <= n; j += kLanes)
         store(d + j, load(d + j) * op(load(y + j)));
-    for (; j < n; ++j) {
-        float ty[kLanes] = {y[j]};
-        float td[kLanes];
-        store(td, op(load(ty)));
-        d[j] *= td[0];
+    if (j < n) {
+        float ty[kLanes] = {}, td[kLanes] = {};
+        std::copy(y + j, y + n, ty);
+        std::copy(d + j, d + n, td);
+        store(td, load(td) * op(load(ty)));
+        std::copy(td, td + (n - j), d + j);
     }
 }
 
@@ -109,10 +111,11 @@ void scaleBy(const float *y, float *d, std::int64_t n, Op op)
 
 void activate(GateActivation kind, float *x, std::int64_t n)
 {
+    // Lambdas, not function pointers: each instantiation inlines its function.
     if (kind == GateActivation::Tanh)
-        mapInPlace(x, n, tanhApprox);
+        mapInPlace(x, n, [](Vf v) { return tanhApprox(v); });
     else
-        mapInPlace(x, n, sigmoidApprox);
+        mapInPlace(x, n, [](Vf v) { return sigmoidApprox(v); });
 }
 
 void scaleByDerivative(GateActivation kind, const float *y, float *d, std::int64_t n)
@@ -243,11 +246,16 @@ public:
         }
     }
 
-    void string(const char *key, std::string &out)
+    void initializer(const char *key, std::string &out)
     {
         if (const nlohmann::json *v = find(key)) {
-            if (!v->is_string() || v->get<std::string>().empty())
-                return fail(key, "an initializer name such as \"glorot_uniform\"", *v);
+            const auto &known = knownInitializers();
+            if (!v->is_string() || std::find(known.begin(), known.end(), v->get<std::string>()) == known.end()) {
+                std::string list;
+                for (const auto &k : known)
+                    list += (list.empty() ? "" : ", ") + k;
+                return fail(key, "an initializer name (" + list + ")", *v);
+            }
             out = v->get<std::string>();
         }
     }
@@ -304,9 +312,9 @@ void readCommon(ConfigReader &reader, RecurrentOptions &opt)
     reader.activation("recurrent_activation", opt.recurrentActivation);
     reader.boolean("use_bias", opt.useBias);
     reader.boolean("return_sequences", opt.returnSequences);
-    reader.string("kernel_initializer", opt.kernelInitializer);
-    reader.string("recurrent_initializer", opt.recurrentInitializer);
-    reader.string("bias_initializer", opt.biasInitializer);
+    reader.initializer("kernel_initializer", opt.kernelInitializer);
+    reader.initializer("recurrent_initializer", opt.recurrentInitializer);
+    reader.initializer("bias_initializer", opt.biasInitializer);
 }
 
 const std::vector<std::string> kCommonKeys = {"units",           "activation",         "recurrent_activation",  "use_bias",
