@@ -282,6 +282,7 @@ private Q_SLOTS:
         std::vector<float> bad{1.0f, INFINITY};
         QVERIFY(std::isinf(train::clipByGlobalNorm(bad, 1.0)));
         QCOMPARE(bad[0], 1.0f);
+        QCOMPARE(train::clipByGlobalNorm({}, 1.0), 0.0);
     }
 
     void kerasCosineDecay_data()

@@ -211,7 +211,7 @@ Result<std::unique_ptr<Model>> Model::build(const nlohmann::json &json, const pi
             return modelError(owhere + " loss", loss.error().message());
         out.loss = std::move(*loss);
         out.lossName = out.loss->name();
-        out.fromLogits = j.value("from_logits", false);
+        out.fromLogits = j.value("from_logits", false) || (j["loss"].is_object() && j["loss"].value("from_logits", false));
         if (auto s = out.loss->checkShapes(model->m_nodes[std::size_t(out.node)].shape, out.targetShape); !s.ok())
             return modelError(owhere, "layer '" + out.layer + "' gives " + shapeString(model->m_nodes[std::size_t(out.node)].shape) +
                                           " per sample and target '" + out.target + "' is " + shapeString(out.targetShape) + ": " + s.error().reason);

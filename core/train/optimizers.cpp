@@ -68,7 +68,8 @@ public:
         const float wd = float(m_h.weightDecay) * lr;
         float *w = weights.data();
         const float *g = grads.data();
-        forChunks(std::min(weights.size(), grads.size()), [&](std::size_t b, std::size_t e) {
+        // Sizes agree (asserted); a mismatch in a release build updates the common prefix only.
+        forChunks(std::min({weights.size(), grads.size(), m_count}), [&](std::size_t b, std::size_t e) {
             if (wd != 0)
                 decay(w + b, e - b, wd);
             update(w, g, b, e, lr);
@@ -389,6 +390,8 @@ Result<std::unique_ptr<Optimizer>> createOptimizer(const nlohmann::json &spec, s
 
 double clipByGlobalNorm(std::span<float> grads, double clipnorm)
 {
+    if (grads.empty())
+        return 0.0;
     // Sum of squares in double, per chunk then in chunk order: the same at any thread count.
     const std::size_t chunks = (grads.size() + kChunk - 1) / kChunk;
     std::vector<double> partial(chunks, 0.0);
