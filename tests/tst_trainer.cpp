@@ -286,6 +286,15 @@ private Q_SLOTS:
         QVERIFY2(contains(run.error, expected.toStdString()), run.error.c_str());
     }
 
+    void unbatchedPipelineIsRefused()
+    {
+        auto doc = trainingProject(mlpModel(), {{"epochs", 1}}, 10);
+        doc["pipeline"]["nodes"].erase(1); // the batch stage
+        doc["pipeline"]["edges"] = nlohmann::json::array();
+        auto run = runTraining(doc, dir());
+        QVERIFY2(contains(run.error, "does not batch its elements"), run.error.c_str());
+    }
+
     void badTrainingSettingsNameTheKey_data()
     {
         QTest::addColumn<QString>("training");

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -134,8 +135,17 @@ void RunOutput::onEvent(const nlohmann::json &event)
 
 void RunOutput::drawProgress(const nlohmann::json &event)
 {
+    // A bar over the epoch when the pipeline knows how many batches a pass has.
+    std::string bar;
+    const std::int64_t batches = event.value("cardinality", std::int64_t(-1)), batch = event.value("batch", std::int64_t(0));
+    if (batches > 0) {
+        constexpr int width = 24;
+        const int filled = int(std::min<std::int64_t>(width, batch * width / batches));
+        bar = "[" + std::string(std::size_t(filled), '#') + std::string(std::size_t(width - filled), '.') + "] " + std::to_string(batch) + "/" +
+              std::to_string(batches) + "  ";
+    }
     char line[256];
-    std::snprintf(line, sizeof line, "epoch %d/%d  step %lld  loss %.5g  %s samples/s", event.value("epoch", 0), m_options.epochs,
+    std::snprintf(line, sizeof line, "epoch %d/%d  %sstep %lld  loss %.5g  %s samples/s", event.value("epoch", 0), m_options.epochs, bar.c_str(),
                   static_cast<long long>(event.value("step", 0)), event.value("loss", 0.0), humanCount(event.value("samples_per_s", 0.0)).c_str());
     std::fprintf(stderr, "\r\033[K%s", line);
     m_progressShown = true;

@@ -136,6 +136,9 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Project &project, const T
     auto output = impl.project.outputNode();
     if (!output)
         return Error::invalid("pipeline", output.error().reason);
+    if (globalBatchNode(impl.project, *output).empty())
+        return Error::invalid("pipeline", "the output node '" + *output + "' does not batch its elements: add a batch stage before it, as " +
+                                              "model.fit(dataset) needs batches");
     if (impl.workers() > 1) {
         auto plan = shardForWorker(impl.project, *output, impl.workers(), impl.reducer->processIndex());
         if (!plan)
@@ -151,6 +154,8 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Project &project, const T
     impl.pipeline = std::move(*pipe);
     impl.pipeline->setConsumerAttached(true);
     if (config.validationNode) {
+        if (globalBatchNode(project, *config.validationNode).empty())
+            return Error::invalid("training.validation.node", "'" + *config.validationNode + "' does not batch its elements: add a batch stage");
         popts.outputNode = config.validationNode;
         auto val = pipeline::Pipeline::build(project, popts); // validation is not sharded: every worker evaluates all of it
         if (!val)

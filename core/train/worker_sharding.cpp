@@ -35,8 +35,9 @@ Result<std::vector<std::string>> expand(const Project &project, const nlohmann::
     return files;
 }
 
-// The batch stage that makes the global batch: the nearest batch above the output.
-std::string findBatchNode(const Project &project, const std::string &output)
+} // namespace
+
+std::string globalBatchNode(const Project &project, const std::string &output)
 {
     std::vector<std::string> frontier{output};
     std::set<std::string> seen;
@@ -53,12 +54,10 @@ std::string findBatchNode(const Project &project, const std::string &output)
     return {};
 }
 
-} // namespace
-
 Result<ShardingPlan> shardForWorker(Project &project, const std::string &outputNode, int workers, int index)
 {
     ShardingPlan plan;
-    plan.batchNode = findBatchNode(project, outputNode);
+    plan.batchNode = globalBatchNode(project, outputNode);
     if (plan.batchNode.empty())
         return Error::invalid("pipeline", "training over several workers needs a batch stage above the output node '" + outputNode + "'");
     PipelineNode *batch = nullptr;

@@ -23,6 +23,10 @@ struct ShardingPlan
     std::int64_t globalBatch = 0, workerBatch = 0;
 };
 
+// The batch stage that makes the global batch: the nearest `batch` above `outputNode`; empty
+// when the pipeline does not batch (a model needs batches, as model.fit does).
+std::string globalBatchNode(const Project &project, const std::string &outputNode);
+
 // Rewrites `project` (a copy the caller owns) for worker `index` of `workers`.
 Result<ShardingPlan> shardForWorker(Project &project, const std::string &outputNode, int workers, int index);
 
