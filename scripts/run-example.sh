@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # The main job, from nothing: installs what is missing, builds Sluice, writes the example
-# multi-input / multi-output dataset, inspects it, previews the classic example pipeline's first
-# batch and profiles the pipeline (headless: the workbench window arrives with the GUI work).
+# datasets (scripts/generate-example-data.sh), inspects the classic one, previews the classic
+# example pipeline's first batch, profiles the pipeline, then trains the example projects
+# (headless: the workbench window arrives with the GUI work).
+# Environment: SLUICE_EXAMPLE_SIZE, SLUICE_EXAMPLE_DATA (the classic dataset), SLUICE_EXAMPLE_SECONDS
+# (profiling time), SLUICE_EXAMPLE_TRAIN (the projects to train, default
+# "regression imbalanced-classifier sensor-autoencoder"; empty: none).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -13,12 +17,8 @@ data="${SLUICE_EXAMPLE_DATA:-$root/projects/data/classic}"
 size="${SLUICE_EXAMPLE_SIZE:-512M}"
 project="$root/projects/classic-pipeline.sluice"
 
-if [[ ! -f "$data/x.npy" || ! -f "$data/.size-$size" ]]; then
-  echo "== sluice gen: a $size regression dataset with two inputs and two outputs in $data"
-  "$sluice" gen regression --out "$data" --size "$size" --seed 1 \
-    --feature x:256 --feature meta:8:float16 --target y:4 --target score:scalar:float64
-  rm -f "$data"/.size-*; touch "$data/.size-$size"
-fi
+echo "== the example datasets (a $size two-input / two-output regression set in $data for the pipeline, small ones to train on)"
+SLUICE="$sluice" SLUICE_EXAMPLE_DATA="$data" SLUICE_EXAMPLE_SIZE="$size" bash "$root/scripts/generate-example-data.sh"
 echo
 echo "== sluice inspect"
 "$sluice" inspect "$data"/*.npy
@@ -27,5 +27,15 @@ echo "== sluice preview: the first batch the pipeline emits"
 "$sluice" preview "$project"
 echo
 # The workbench window arrives with the GUI work; until then the example runs headless.
-echo "== sluice run --profile: the classic pipeline for 10 seconds, per-stage figures and the bottleneck"
+echo "== sluice run --profile: the classic pipeline for ${SLUICE_EXAMPLE_SECONDS:-10} seconds, per-stage figures and the bottleneck"
 "$sluice" run "$project" --profile --seconds "${SLUICE_EXAMPLE_SECONDS:-10}"
+
+# Training: each example trains in well under a minute on 2 cores; the run's files (metrics.csv,
+# events.jsonl, weights.npz, checkpoints/, the project as run) go to projects/runs/ (ignored by git).
+stamp="$(date +%Y%m%d-%H%M%S)"
+for example in ${SLUICE_EXAMPLE_TRAIN-regression imbalanced-classifier sensor-autoencoder}; do
+  echo
+  echo "== sluice run: training projects/$example.sluice"
+  "$sluice" run "$root/projects/$example.sluice" --out "$root/projects/runs/$example-$stamp"
+  echo "   run files: projects/runs/$example-$stamp/"
+done

@@ -152,6 +152,7 @@ private Q_SLOTS:
                                           {"seed", 5},
                                           {"optimizer", {{"type", "adam"}, {"learning_rate", 0.01}}},
                                           {"replicas", 2},
+                                          {"validation", {{"split", 0.25}}}, // the last batch of each epoch
                                           {"checkpoint", {{"every_steps", 2}, {"keep", 2}}}},
                                          32,
                                          {{{"id", "shuffle"}, {"op", "shuffle"}, {"params", {{"buffer_size", 40}}}}});
@@ -160,7 +161,8 @@ private Q_SLOTS:
         auto uninterrupted = runTraining(doc, dir(), whole);
         QVERIFY2(uninterrupted.error.empty(), uninterrupted.error.c_str());
 
-        for (int stopAt : {5, 4}) { // mid-epoch, and right after an epoch's last step
+        QCOMPARE(uninterrupted.outcome.steps, std::int64_t(9)); // 3 of 4 batches trained, 3 epochs
+        for (int stopAt : {5, 3}) { // mid-epoch, and after an epoch's last step (before its held-out batch)
             train::TrainerOptions first;
             first.checkpointDir = dir() + "/interrupted" + std::to_string(stopAt);
             auto stopped = runTraining(doc, dir(), first, [stopAt](train::Trainer &t, const nlohmann::json &e) {
@@ -177,6 +179,16 @@ private Q_SLOTS:
             QCOMPARE(resumed.outcome.steps, uninterrupted.outcome.steps);
             QVERIFY2(resumed.weights == uninterrupted.weights,
                      qPrintable(QString("stopped at %1: difference %2").arg(stopAt).arg(maxRelativeDifference(resumed.weights, uninterrupted.weights))));
+            // The epochs the resumed run finishes report what the uninterrupted run reported,
+            // the epoch that was cut in two included (its running totals and metric states).
+            const auto expected = uninterrupted.eventsOf("epoch_end");
+            for (auto e : resumed.eventsOf("epoch_end")) {
+                auto want = expected.at(std::size_t(e["epoch"].get<int>() - 1));
+                for (auto *j : {&e, &want})
+                    for (const char *timing : {"seconds", "samples_per_s"})
+                        j->erase(timing);
+                QVERIFY2(e == want, qPrintable(QString::fromStdString(e.dump() + "\n" + want.dump())));
+            }
         }
     }
 

@@ -163,12 +163,21 @@ void RunOutput::printEpochLine(const nlohmann::json &event)
 {
     clearProgress();
     std::string line = "Epoch " + std::to_string(event.value("epoch", 0)) + "/" + std::to_string(m_options.epochs) + ":";
-    for (auto it = event.begin(); it != event.end(); ++it) {
-        const std::string &k = it.key();
-        if (k == "event" || k == "epoch" || k == "step" || k == "seconds" || k == "samples_per_s" || k == "learning_rate")
+    // As Keras prints it: the loss, the training metrics, then the validation ones.
+    std::vector<std::string> keys{"loss"};
+    for (const bool validation : {false, true})
+        for (auto it = event.begin(); it != event.end(); ++it) {
+            const std::string &k = it.key();
+            if (k == "event" || k == "epoch" || k == "step" || k == "seconds" || k == "samples_per_s" || k == "learning_rate" || k == "loss" ||
+                (k.rfind("val_", 0) == 0) != validation)
+                continue;
+            keys.push_back(k);
+        }
+    for (const auto &k : keys) {
+        if (!event.contains(k))
             continue;
         char value[48];
-        std::snprintf(value, sizeof value, "%.5g", it.value().is_number() ? it.value().get<double>() : 0.0);
+        std::snprintf(value, sizeof value, "%.5g", event[k].is_number() ? event[k].get<double>() : 0.0);
         line += " " + k + " " + value + " -";
     }
     if (line.back() == '-')

@@ -1,4 +1,4 @@
-// sluice gen regression|classification: synthetic datasets of any size, streamed to disk.
+// sluice gen regression|classification|sensors: synthetic datasets of any size, streamed to disk.
 #include "commands/commands.h"
 
 #include "cli/cli_support.h"
@@ -65,8 +65,16 @@ int gen(const QStringList &arguments)
         "Writes a synthetic dataset, one .npy per feature and target, streamed to disk.\n"
         "  sluice gen regression --out data --rows 1000000 --feature x:256 --feature meta:8:float16 --target y:4\n"
         "  sluice gen classification --out data --size 2G --feature image:28x28:uint8 --target label:10\n"
-        "Features are ~N(0,1) (floats), uniform in [0,100) (integers) or coin flips (bool); targets\n"
-        "are a fixed random linear map of every feature plus noise (argmax of it for classes).");
+        "  sluice gen classification --out data --rows 60000 --feature x:20 --target label:3 --imbalance 0.9\n"
+        "  sluice gen sensors --out data --rows 20000 --timesteps 24 --channels 4 --anomalies 0.05\n"
+        "regression, classification: features are ~N(0,1) (floats), uniform in [0,100) (integers) or\n"
+        "coin flips (bool); targets are a fixed random linear map of every feature plus noise (the\n"
+        "argmax of it for classes). --imbalance P gives class 0 the share P of the rows and the other\n"
+        "classes even shares of the rest (each class's score gets an offset fitted to that end).\n"
+        "sensors: signal.npy, float32 windows (rows, timesteps, channels), each channel a smooth sum of\n"
+        "two sines with the window's own random frequency and phases, plus --noise; with --anomalies P,\n"
+        "that share of windows is distorted (noise burst, level shift or stuck channel) and\n"
+        "anomaly.npy (int64) flags them.");
     const QCommandLineOption out({"o", "out"}, "Folder to write into (created if missing).", "DIR");
     const QCommandLineOption rows("rows", "Number of rows.", "N");
     const QCommandLineOption size("size", "Total size instead of --rows, e.g. 2G or 512M.", "BYTES");
@@ -74,16 +82,20 @@ int gen(const QStringList &arguments)
     const QCommandLineOption target("target", "A target NAME:SHAPE[:DTYPE], or NAME:CLASSES[:DTYPE] for classification "
                                               "(repeatable; default y:1 or label:10).", "SPEC");
     const QCommandLineOption seed("seed", "Random seed (same seed, same files).", "S", "0");
-    const QCommandLineOption noise("noise", "Standard deviation of the target noise.", "X", "0.1");
+    const QCommandLineOption noise("noise", "Standard deviation of the target noise (sensors: of every reading).", "X", "0.1");
     const QCommandLineOption threads("threads", "Threads (default: all cores).", "N", "0");
-    parser.addOptions({out, rows, size, feature, target, seed, noise, threads});
-    parser.addPositionalArgument("KIND", "regression or classification.");
+    const QCommandLineOption imbalance("imbalance", "classification: the share of rows in class 0, e.g. 0.9.", "P");
+    const QCommandLineOption timesteps("timesteps", "sensors: time steps a window.", "T", "24");
+    const QCommandLineOption channels("channels", "sensors: channels a window (one per sensor).", "C", "4");
+    const QCommandLineOption anomalies("anomalies", "sensors: the share of distorted windows, flagged in anomaly.npy, e.g. 0.05.", "P");
+    parser.addOptions({out, rows, size, feature, target, seed, noise, threads, imbalance, timesteps, channels, anomalies});
+    parser.addPositionalArgument("KIND", "regression, classification or sensors.");
     if (auto exit = cli::parseOrExit(parser, arguments))
         return *exit;
 
     const QStringList positional = parser.positionalArguments();
-    if (positional.size() != 1 || (positional[0] != "regression" && positional[0] != "classification")) {
-        cli::printError("gen", "KIND must be 'regression' or 'classification' (try 'sluice gen --help')");
+    if (positional.size() != 1 || (positional[0] != "regression" && positional[0] != "classification" && positional[0] != "sensors")) {
+        cli::printError("gen", "KIND must be 'regression', 'classification' or 'sensors' (try 'sluice gen --help')");
         return cli::BadInput;
     }
     if (!parser.isSet(out)) {
@@ -95,28 +107,69 @@ int gen(const QStringList &arguments)
         return cli::BadInput;
     }
 
-    SyntheticSpec spec;
-    spec.task = positional[0] == "classification" ? SyntheticSpec::Task::Classification : SyntheticSpec::Task::Regression;
-    const bool classification = spec.task == SyntheticSpec::Task::Classification;
-    QStringList featureSpecs = parser.values(feature), targetSpecs = parser.values(target);
-    if (featureSpecs.isEmpty())
-        featureSpecs << "x:16";
-    if (targetSpecs.isEmpty())
-        targetSpecs << (classification ? "label:10" : "y:1");
-    for (const QString &f : featureSpecs) {
-        auto c = parseColumn("feature", f, DType::Float32, nullptr);
-        if (!c)
+    const bool sensors = positional[0] == "sensors";
+    for (const QCommandLineOption *o : {&imbalance, &timesteps, &channels, &anomalies, &feature, &target}) {
+        const bool forSensors = o == &timesteps || o == &channels || o == &anomalies;
+        const bool forClassification = o == &imbalance;
+        if (parser.isSet(*o) && (forSensors != sensors || (forClassification && positional[0] != "classification"))) {
+            cli::printError("--" + o->names().constLast().toStdString(), "does not apply to 'gen " + positional[0].toStdString() + "'");
             return cli::BadInput;
-        spec.features.push_back(*c);
+        }
     }
-    for (const QString &t : targetSpecs) {
-        int classes = 0;
-        auto c = parseColumn("target", t, classification ? DType::Int64 : DType::Float32, classification ? &classes : nullptr);
-        if (!c)
+    // The number an option holds; nullopt after printing the problem.
+    auto share = [&](const QCommandLineOption &o) -> std::optional<double> {
+        bool ok = false;
+        const double v = parser.value(o).toDouble(&ok);
+        if (!ok) {
+            cli::printError("--" + o.names().constLast().toStdString(), "'" + parser.value(o).toStdString() + "' is not a number");
+            return std::nullopt;
+        }
+        return v;
+    };
+
+    SyntheticSpec spec;
+    if (sensors) {
+        const auto t = cli::parseCount("timesteps", parser.value(timesteps), 2), c = cli::parseCount("channels", parser.value(channels), 1);
+        if (!t || !c)
             return cli::BadInput;
-        spec.targets.push_back(*c);
-        if (classification)
-            spec.classes.push_back(classes);
+        std::optional<double> p = 0.0;
+        if (parser.isSet(anomalies) && !(p = share(anomalies)))
+            return cli::BadInput;
+        spec = sensorSpec(0, *t, *c, *p);
+    } else {
+        spec.task = positional[0] == "classification" ? SyntheticSpec::Task::Classification : SyntheticSpec::Task::Regression;
+        const bool classification = spec.task == SyntheticSpec::Task::Classification;
+        QStringList featureSpecs = parser.values(feature), targetSpecs = parser.values(target);
+        if (featureSpecs.isEmpty())
+            featureSpecs << "x:16";
+        if (targetSpecs.isEmpty())
+            targetSpecs << (classification ? "label:10" : "y:1");
+        for (const QString &f : featureSpecs) {
+            auto c = parseColumn("feature", f, DType::Float32, nullptr);
+            if (!c)
+                return cli::BadInput;
+            spec.features.push_back(*c);
+        }
+        for (const QString &t : targetSpecs) {
+            int classes = 0;
+            auto c = parseColumn("target", t, classification ? DType::Int64 : DType::Float32, classification ? &classes : nullptr);
+            if (!c)
+                return cli::BadInput;
+            spec.targets.push_back(*c);
+            if (classification)
+                spec.classes.push_back(classes);
+        }
+        if (parser.isSet(imbalance)) {
+            const auto p = share(imbalance);
+            if (!p)
+                return cli::BadInput;
+            if (!(*p > 0 && *p < 1)) {
+                cli::printError("--imbalance", "the share of class 0 must be between 0 and 1 (exclusive), e.g. 0.9; got " +
+                                                   parser.value(imbalance).toStdString());
+                return cli::BadInput;
+            }
+            spec.imbalance = *p;
+        }
     }
     const auto seedValue = cli::parseCount("seed", parser.value(seed));
     const auto threadCount = cli::parseCount("threads", parser.value(threads));

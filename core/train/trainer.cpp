@@ -287,11 +287,16 @@ Status Trainer::Impl::saveCheckpointAt(int epoch, std::int64_t batchInEpoch, std
         return Status::success();
     std::error_code ec;
     std::filesystem::create_directories(options.checkpointDir, ec);
-    nlohmann::json metrics = nlohmann::json::array();
-    for (auto &rep : replicas)
-        for (auto &out : rep->metrics())
-            for (auto &m : out)
-                metrics.push_back(m->state());
+    // Metric states of the epoch so far: training, and the batches held out for validation.
+    auto metricStates = [](std::vector<std::unique_ptr<Replica>> &reps) {
+        nlohmann::json states = nlohmann::json::array();
+        for (auto &rep : reps)
+            for (auto &out : rep->metrics())
+                for (auto &m : out)
+                    states.push_back(m->state());
+        return states;
+    };
+    const nlohmann::json metrics = metricStates(replicas), heldMetrics = metricStates(validationReplicas);
     nlohmann::json state{{"format", "sluice-checkpoint"},
                          {"version", 1},
                          {"step", step},
@@ -303,6 +308,7 @@ Status Trainer::Impl::saveCheckpointAt(int epoch, std::int64_t batchInEpoch, std
                          {"train_totals", train.toJson()},
                          {"held_totals", held.toJson()},
                          {"metric_states", metrics},
+                         {"held_metric_states", heldMetrics},
                          {"replicas", replicas.size()},
                          {"workers", workers()},
                          {"parameters", model->parameterCount()}};
@@ -375,7 +381,7 @@ RunOutcome Trainer::run()
     int startEpoch = 0;
     std::int64_t skipBatches = 0, resumedStepInEpoch = 0;
     std::vector<std::uint64_t> resumeCounters;
-    nlohmann::json resumeMetrics;
+    nlohmann::json resumeMetrics, resumeHeldMetrics;
     if (impl.options.resume) {
         auto state = impl.resumeFromCheckpoint();
         if (!state)
@@ -390,6 +396,7 @@ RunOutcome Trainer::run()
         impl.train.fromJson((*state)["train_totals"]);
         impl.held.fromJson((*state)["held_totals"]);
         resumeMetrics = (*state)["metric_states"];
+        resumeHeldMetrics = state->value("held_metric_states", nlohmann::json::array());
     } else if (auto s = impl.reducer->broadcastFromFirst(impl.weights); !s.ok()) {
         return fail(s.error());
     }
@@ -424,13 +431,17 @@ RunOutcome Trainer::run()
                 rep->resetMetrics();
             for (auto &rep : impl.validationReplicas)
                 rep->resetMetrics();
-        } else if (resumeMetrics.is_array()) {
-            std::size_t k = 0;
-            for (auto &rep : impl.replicas)
-                for (auto &out : rep->metrics())
-                    for (auto &m : out)
-                        if (k < resumeMetrics.size())
-                            m->setState(resumeMetrics[k++].get<std::vector<double>>());
+        } else {
+            auto restore = [](std::vector<std::unique_ptr<Replica>> &reps, const nlohmann::json &states) {
+                std::size_t k = 0;
+                for (auto &rep : reps)
+                    for (auto &out : rep->metrics())
+                        for (auto &m : out)
+                            if (states.is_array() && k < states.size())
+                                m->setState(states[k++].get<std::vector<double>>());
+            };
+            restore(impl.replicas, resumeMetrics);
+            restore(impl.validationReplicas, resumeHeldMetrics);
         }
         const auto epochStart = Clock::now();
         double epochRows = 0;
