@@ -710,28 +710,28 @@ private Q_SLOTS:
         QTest::newRow("unknown class") << R"({"class_name": "Conv2D", "name": "c"})"
                                        << QStringList{"c: unknown layer class 'Conv2D'", "Dense", "Dropout", "LayerNormalization", "TimeDistributed"};
         QTest::newRow("unknown key") << R"({"class_name": "Dense", "name": "d", "units": 2, "unitz": 3})"
-                                     << QStringList{"d: Dense parameter 'unitz'", "units", "kernel_initializer"};
-        QTest::newRow("missing units") << R"({"class_name": "Dense", "name": "d"})" << QStringList{"'units' is required"};
-        QTest::newRow("units string") << R"({"class_name": "Dense", "name": "d", "units": "4"})" << QStringList{"'units' expects an integer"};
-        QTest::newRow("units zero") << R"({"class_name": "Dense", "name": "d", "units": 0})" << QStringList{"'units' must be at least 1"};
-        QTest::newRow("use_bias int") << R"({"class_name": "Dense", "name": "d", "units": 2, "use_bias": 1})" << QStringList{"'use_bias' expects a boolean"};
+                                     << QStringList{"d: Dense parameter 'unitz': unknown key for Dense; known keys: ", "units", "kernel_initializer"};
+        QTest::newRow("missing units") << R"({"class_name": "Dense", "name": "d"})" << QStringList{"'units': missing (a whole number at least 1)"};
+        QTest::newRow("units string") << R"({"class_name": "Dense", "name": "d", "units": "4"})" << QStringList{"'units': expected a whole number at least 1, got \"4\""};
+        QTest::newRow("units zero") << R"({"class_name": "Dense", "name": "d", "units": 0})" << QStringList{"'units': expected a whole number at least 1, got 0"};
+        QTest::newRow("use_bias int") << R"({"class_name": "Dense", "name": "d", "units": 2, "use_bias": 1})" << QStringList{"'use_bias': expected true or false, got 1"};
         QTest::newRow("activation int") << R"({"class_name": "Dense", "name": "d", "units": 2, "activation": 3})"
-                                        << QStringList{"'activation' expects a string"};
+                                        << QStringList{"'activation': expected a string, got 3"};
         QTest::newRow("unknown activation") << R"({"class_name": "Dense", "name": "d", "units": 2, "activation": "swish"})"
                                             << QStringList{"'activation'", "swish", "gelu", "softmax"};
         QTest::newRow("unknown initializer") << R"({"class_name": "Dense", "name": "d", "units": 2, "kernel_initializer": "xavier"})"
                                              << QStringList{"'kernel_initializer'", "xavier", "glorot_uniform", "orthogonal"};
-        QTest::newRow("rate string") << R"({"class_name": "Dropout", "name": "p", "rate": "half"})" << QStringList{"'rate' expects a number"};
-        QTest::newRow("rate one") << R"({"class_name": "Dropout", "name": "p", "rate": 1})" << QStringList{"'rate' must be in [0, 1)"};
-        QTest::newRow("seed float") << R"({"class_name": "Dropout", "name": "p", "rate": 0.1, "seed": 1.5})" << QStringList{"'seed' expects an integer"};
-        QTest::newRow("repeat n") << R"({"class_name": "RepeatVector", "name": "r", "n": 0})" << QStringList{"'n' must be at least 1"};
-        QTest::newRow("target_shape") << R"({"class_name": "Reshape", "name": "r", "target_shape": "3"})" << QStringList{"'target_shape' expects a list"};
-        QTest::newRow("epsilon") << R"({"class_name": "LayerNormalization", "name": "ln", "epsilon": -1})" << QStringList{"'epsilon' must be positive"};
+        QTest::newRow("rate string") << R"({"class_name": "Dropout", "name": "p", "rate": "half"})" << QStringList{"'rate': expected a number in [0, 1), got \"half\""};
+        QTest::newRow("rate one") << R"({"class_name": "Dropout", "name": "p", "rate": 1})" << QStringList{"'rate': expected a number in [0, 1), got 1"};
+        QTest::newRow("seed float") << R"({"class_name": "Dropout", "name": "p", "rate": 0.1, "seed": 1.5})" << QStringList{"'seed': expected a whole number, got 1.5"};
+        QTest::newRow("repeat n") << R"({"class_name": "RepeatVector", "name": "r", "n": 0})" << QStringList{"'n': expected a whole number at least 1, got 0"};
+        QTest::newRow("target_shape") << R"({"class_name": "Reshape", "name": "r", "target_shape": "3"})" << QStringList{"'target_shape': expected a list of whole numbers, got \"3\""};
+        QTest::newRow("epsilon") << R"({"class_name": "LayerNormalization", "name": "ln", "epsilon": -1})" << QStringList{"'epsilon': expected a number greater than 0, got -1"};
         QTest::newRow("axis list") << R"({"class_name": "LayerNormalization", "name": "ln", "axis": [1, 2]})" << QStringList{"single axis"};
         QTest::newRow("wrapped LSTM") << R"({"class_name": "TimeDistributed", "name": "td", "layer": {"class_name": "LSTM", "units": 2}})"
                                       << QStringList{"'layer'", "only a Dense", "LSTM"};
         QTest::newRow("wrapped bad Dense") << R"({"class_name": "TimeDistributed", "name": "td", "layer": {"class_name": "Dense"}})"
-                                           << QStringList{"td: TimeDistributed parameter 'layer'", "'units' is required"};
+                                           << QStringList{"td: TimeDistributed parameter 'layer'", "'units': missing"};
         QTest::newRow("not an object") << R"({"class_name": "Flatten", "name": "f", "config": [1]})" << QStringList{"'config'"};
         QTest::newRow("frozen") << R"({"class_name": "Dense", "name": "d", "config": {"units": 2, "trainable": false}})" << QStringList{"trainable"};
         QTest::newRow("dtype") << R"({"class_name": "Dense", "name": "d", "config": {"units": 2, "dtype": "float16"}})" << QStringList{"float32"};

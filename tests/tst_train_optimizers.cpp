@@ -5,7 +5,7 @@
 // schedules against their formulas and Keras's CosineDecay; spec errors.
 #include "train/optimizer.h"
 #include "support/gradient_check.h"
-#include "support/test_support.h"
+#include "support/train_reference.h"
 
 #include <QtTest>
 
@@ -17,15 +17,6 @@ using namespace sluice::train;
 using nlohmann::json;
 
 namespace {
-
-const json &reference(const std::string &file)
-{
-    static std::map<std::string, json> loaded;
-    auto it = loaded.find(file);
-    if (it == loaded.end())
-        it = loaded.emplace(file, json::parse(test::readFile(test::dataFile("train/" + file)))).first;
-    return it->second;
-}
 
 std::unique_ptr<Optimizer> makeOptimizer(const json &spec, std::size_t n)
 {
@@ -130,7 +121,7 @@ private:
     static void addRows(const char *file)
     {
         QTest::addColumn<int>("index");
-        const json &cases = reference(file)["optimizers"];
+        const json &cases = test::trainReference(file)["optimizers"];
         for (std::size_t i = 0; i < cases.size(); ++i)
             QTest::newRow(cases[i]["name"].get<std::string>().c_str()) << int(i);
     }
@@ -140,7 +131,7 @@ private Q_SLOTS:
     void matchesTorch()
     {
         QFETCH(int, index);
-        checkTrajectory(reference("torch_reference.json")["optimizers"][std::size_t(index)], 2e-6);
+        checkTrajectory(test::trainReference("torch_reference.json")["optimizers"][std::size_t(index)], 2e-6);
     }
 
     void matchesKeras_data() { addRows("keras_reference.json"); }
@@ -150,7 +141,7 @@ private Q_SLOTS:
         // Keras computes Adam's bias corrections in float32, where 1 - 0.999f^t keeps only ~5
         // digits (alpha off by ~6e-6 relative at t = 1); Sluice computes them in double. With
         // Keras's float32 corrections an emulation matches Keras to 3e-10; here they agree to 1e-5.
-        checkTrajectory(reference("keras_reference.json")["optimizers"][std::size_t(index)], 1e-5);
+        checkTrajectory(test::trainReference("keras_reference.json")["optimizers"][std::size_t(index)], 1e-5);
     }
 
     void matchesNaiveKerasReference_data()
@@ -288,14 +279,14 @@ private Q_SLOTS:
     void kerasCosineDecay_data()
     {
         QTest::addColumn<int>("index");
-        const json &cases = reference("keras_reference.json")["schedules"];
+        const json &cases = test::trainReference("keras_reference.json")["schedules"];
         for (std::size_t i = 0; i < cases.size(); ++i)
             QTest::newRow(cases[i]["schedule"].dump().c_str()) << int(i);
     }
     void kerasCosineDecay()
     {
         QFETCH(int, index);
-        const json &c = reference("keras_reference.json")["schedules"][std::size_t(index)];
+        const json &c = test::trainReference("keras_reference.json")["schedules"][std::size_t(index)];
         auto schedule = makeSchedule(c["schedule"]);
         QVERIFY(schedule);
         const auto steps = c["steps"].get<std::vector<std::int64_t>>();
@@ -393,9 +384,9 @@ private Q_SLOTS:
         QTest::newRow("negative") << "-1" << "learning_rate" << "expected a non-negative learning rate, got -1";
         QTest::newRow("decay_steps missing") << R"({"type": "cosine", "initial_learning_rate": 0.1})" << "learning_rate.decay_steps" << "missing";
         QTest::newRow("decay_steps zero") << R"({"type": "cosine", "initial_learning_rate": 0.1, "decay_steps": 0})" << "learning_rate.decay_steps"
-                                          << "expected a whole number of steps, at least 1, got 0";
+                                          << "expected a whole number at least 1, got 0";
         QTest::newRow("decay_steps fraction") << R"({"type": "cosine", "initial_learning_rate": 0.1, "decay_steps": 2.5})" << "learning_rate.decay_steps"
-                                              << "expected a whole number of steps, at least 1, got 2.5";
+                                              << "expected a whole number at least 1, got 2.5";
         QTest::newRow("alpha") << R"({"type": "cosine", "initial_learning_rate": 0.1, "decay_steps": 5, "alpha": "x"})" << "learning_rate.alpha"
                                << "expected a number at least 0";
         QTest::newRow("step_size") << R"({"type": "step", "initial_learning_rate": 0.1})" << "learning_rate.step_size" << "missing";

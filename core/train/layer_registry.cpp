@@ -22,7 +22,7 @@ struct LayerEntry
     LayerInfo info;
     // Reads the parameters (already checked against info.params unless checksOwnKeys) and makes
     // the layer.
-    std::function<Result<std::unique_ptr<Layer>>(const std::string &name, const json &params, const LayerConfig &config)> create;
+    std::function<Result<std::unique_ptr<Layer>>(const std::string &name, const json &params, LayerConfig &config)> create;
     bool checksOwnKeys = false; // GRU, LSTM: createGru/createLstm check their parameters themselves
 };
 
@@ -46,13 +46,13 @@ LayerParamDoc initializerDoc(std::string name, std::string defaultValue, std::st
 }
 
 // Keras accepts the axis as an integer or a list of them; one axis is all we support.
-std::int64_t singleAxis(const LayerConfig &c)
+std::int64_t singleAxis(LayerConfig &c)
 {
     const json *v = c.raw("axis");
     if (v && v->is_array()) {
         const Shape axes = c.integers("axis");
         if (axes.size() != 1)
-            c.fail("axis", "supports a single axis (-1), got " + v->dump());
+            c.fail("axis", "expected a single axis (-1), got " + shortJson(*v));
         return axes[0];
     }
     return c.integer("axis", -1, INT64_MIN);
@@ -66,14 +66,14 @@ std::vector<LayerEntry> makeEntries()
     all.push_back({{"Activation",
                     "Applies an activation function elementwise (softmax over the last axis).",
                     {{"activation", enumType(knownActivations()), "", "Activation function: linear, relu, gelu (exact), tanh, sigmoid, softmax."}}},
-                   [](const std::string &name, const json &, const LayerConfig &c) -> Made {
+                   [](const std::string &name, const json &, LayerConfig &c) -> Made {
                        return makeActivation(name, c.activation("activation", std::nullopt));
                    }});
 
     all.push_back({{"Concatenate",
                     "Concatenates any number of inputs along the last axis; the other dimensions must agree.",
                     {{"axis", "int", "-1", "The axis: only the last one (-1, or the input rank counting the batch dimension)."}}},
-                   [](const std::string &name, const json &, const LayerConfig &c) -> Made { return makeConcatenate(name, singleAxis(c)); }});
+                   [](const std::string &name, const json &, LayerConfig &c) -> Made { return makeConcatenate(name, singleAxis(c)); }});
 
     all.push_back({{"Dense",
                     "Densely connected layer: activation(inputs . kernel + bias) on the last axis, [B, ..., F] -> [B, ..., units]. "
@@ -83,7 +83,7 @@ std::vector<LayerEntry> makeEntries()
                      {"use_bias", "bool", "true", "Whether the layer adds a bias vector."},
                      initializerDoc("kernel_initializer", "glorot_uniform", "the kernel"),
                      initializerDoc("bias_initializer", "zeros", "the bias")}},
-                   [](const std::string &name, const json &, const LayerConfig &c) -> Made {
+                   [](const std::string &name, const json &, LayerConfig &c) -> Made {
                        DenseOptions o;
                        o.units = c.integer("units", std::nullopt, 1);
                        o.activation = c.activation("activation", "linear");
@@ -98,16 +98,14 @@ std::vector<LayerEntry> makeEntries()
                     "run's seed, the layer, the step and the sample, not on how the batch is split over replicas.",
                     {{"rate", "number", "", "Fraction of the inputs to drop, in [0, 1)."},
                      {"seed", "int|null", "null", "Seed of the layer's masks (combined with the run's seed); null: derived from the layer's name."}}},
-                   [](const std::string &name, const json &, const LayerConfig &c) -> Made {
-                       const double rate = c.number("rate", std::nullopt);
-                       if (!(rate >= 0.0 && rate < 1.0))
-                           c.fail("rate", "must be in [0, 1), got " + std::to_string(rate));
+                   [](const std::string &name, const json &, LayerConfig &c) -> Made {
+                       const double rate = c.number("rate", std::nullopt, Interval::closedOpen(0, 1));
                        const auto seed = c.optionalInteger("seed", INT64_MIN);
                        return makeDropout(name, rate, seed ? std::optional<std::uint64_t>(std::uint64_t(*seed)) : std::nullopt);
                    }});
 
     all.push_back({{"Flatten", "Flattens each sample: [B, ...] -> [B, product of the other dimensions].", {}},
-                   [](const std::string &name, const json &, const LayerConfig &) -> Made { return makeFlatten(name); }});
+                   [](const std::string &name, const json &, LayerConfig &) -> Made { return makeFlatten(name); }});
 
     // The recurrent layers read and check their own parameters (train/layers/recurrent.cpp);
     // these docs list what they accept.
@@ -129,14 +127,14 @@ std::vector<LayerEntry> makeEntries()
                     "Gated recurrent unit over [B, T, F] as Keras defines it (reset_after=True, gates z, r, h). Weights: kernel (F, 3 units), "
                     "recurrent_kernel (units, 3 units), bias (2, 3 units).",
                     recurrentDocs({{"reset_after", "bool", "true", "Must be true: the reset gate applies after the recurrent product (Keras 2+)."}})},
-                   [](const std::string &name, const json &params, const LayerConfig &) { return createGru(name, params); },
+                   [](const std::string &name, const json &params, LayerConfig &) { return createGru(name, params); },
                    true});
     all.push_back({{"LSTM",
                     "Long short-term memory over [B, T, F] as Keras defines it (gates i, f, c, o). Weights: kernel (F, 4 units), "
                     "recurrent_kernel (units, 4 units), bias (4 units,).",
                     recurrentDocs({{"unit_forget_bias", "bool", "true",
                                     "Start the forget gate's bias at 1 (needs bias_initializer zeros or ones)."}})},
-                   [](const std::string &name, const json &params, const LayerConfig &) { return createLstm(name, params); },
+                   [](const std::string &name, const json &params, LayerConfig &) { return createLstm(name, params); },
                    true});
 
     all.push_back({{"LayerNormalization",
@@ -148,12 +146,10 @@ std::vector<LayerEntry> makeEntries()
                      {"scale", "bool", "true", "Whether to multiply by gamma."},
                      initializerDoc("beta_initializer", "zeros", "beta"),
                      initializerDoc("gamma_initializer", "ones", "gamma")}},
-                   [](const std::string &name, const json &, const LayerConfig &c) -> Made {
+                   [](const std::string &name, const json &, LayerConfig &c) -> Made {
                        LayerNormalizationOptions o;
                        o.axis = singleAxis(c);
-                       o.epsilon = c.number("epsilon", 1e-3);
-                       if (!(o.epsilon > 0.0))
-                           c.fail("epsilon", "must be positive, got " + std::to_string(o.epsilon));
+                       o.epsilon = c.number("epsilon", 1e-3, Interval::greaterThan(0));
                        o.center = c.boolean("center", true);
                        o.scale = c.boolean("scale", true);
                        o.betaInitializer = c.initializer("beta_initializer", "zeros");
@@ -162,30 +158,30 @@ std::vector<LayerEntry> makeEntries()
                    }});
 
     all.push_back({{"RepeatVector", "Repeats each sample n times: [B, F] -> [B, n, F].", {{"n", "int", "", "The number of repetitions (>= 1)."}}},
-                   [](const std::string &name, const json &, const LayerConfig &c) -> Made {
+                   [](const std::string &name, const json &, LayerConfig &c) -> Made {
                        return makeRepeatVector(name, c.integer("n", std::nullopt, 1));
                    }});
 
     all.push_back({{"Reshape",
                     "Gives each sample a new shape with the same number of values: [B, ...] -> [B, target_shape...].",
                     {{"target_shape", "list of int", "", "The per-sample shape, without the batch dimension; one entry may be -1 (inferred)."}}},
-                   [](const std::string &name, const json &, const LayerConfig &c) -> Made { return makeReshape(name, c.integers("target_shape")); }});
+                   [](const std::string &name, const json &, LayerConfig &c) -> Made { return makeReshape(name, c.integers("target_shape")); }});
 
     all.push_back({{"TimeDistributed",
                     "Applies a Dense layer to every time step: [B, T, F] -> [B, T, units]. Its weights keep the Dense's names (kernel, bias).",
                     {{"layer", "object", "", "The wrapped layer, as {\"class_name\": \"Dense\", \"units\": 8, ...} (Dense only)."}}},
-                   [](const std::string &name, const json &, const LayerConfig &c) -> Made {
+                   [](const std::string &name, const json &, LayerConfig &c) -> Made {
                        const json &spec = c.object("layer");
                        const auto cls = spec.find("class_name");
                        if (cls == spec.end() || !cls->is_string())
-                           c.fail("layer", "needs a \"class_name\" string");
+                           c.fail("layer", "expected an object with a \"class_name\" string");
                        if (*cls != "Dense")
                            c.fail("layer", "supports only a Dense layer, got '" + cls->get<std::string>() + "'");
                        json inner = spec;
                        inner.erase("class_name");
                        auto made = createLayer("Dense", name, inner);
                        if (!made)
-                           c.fail("layer", "is invalid: " + made.error().reason);
+                           c.fail("layer", made.error().reason);
                        return makeTimeDistributed(name, std::move(made.value()));
                    }});
     return all;
@@ -219,7 +215,7 @@ Result<std::unique_ptr<Layer>> createLayer(const std::string &className, const s
         for (const auto &e : all)
             names.push_back(e.info.className);
         std::sort(names.begin(), names.end());
-        return Error::invalid(name, "unknown layer class '" + className + "' (known: " + detail::joinNames(names) + ")");
+        return Error::invalid(name, "unknown layer class '" + className + "' (known: " + joinNames(names) + ")");
     }
     auto params = detail::flattenLayerConfig(className, name, config);
     if (!params)

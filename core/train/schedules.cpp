@@ -3,11 +3,12 @@
 // updates already applied. Schedules are immutable; at() may be called from any thread.
 #include "train/optimizer.h"
 
+#include "train/spec_reader.h"
+
 #include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <optional>
-#include <set>
 
 namespace sluice::train {
 
@@ -95,99 +96,6 @@ const std::vector<std::string> &knownSchedules()
     return names;
 }
 
-std::string joined(const std::vector<std::string> &names)
-{
-    std::string s;
-    for (const auto &n : names)
-        s += (s.empty() ? "" : ", ") + n;
-    return s;
-}
-
-// Reads the keys of one schedule object; `path` is "learning_rate" or "learning_rate.after".
-class Reader
-{
-public:
-    Reader(const nlohmann::json &spec, std::string path) : m_spec(spec), m_path(std::move(path)) {}
-
-    // A finite number >= lo (> lo when `open`); required when `fallback` is empty.
-    double number(const char *key, std::optional<double> fallback, double lo, bool open = false)
-    {
-        m_used.insert(key);
-        if (m_error)
-            return 0;
-        if (!m_spec.contains(key) || m_spec[key].is_null()) {
-            if (!fallback)
-                fail(key, "missing (a number " + bound(lo, open) + ")");
-            return fallback.value_or(0);
-        }
-        const auto &v = m_spec[key];
-        const double x = v.is_number() ? v.get<double>() : NAN;
-        if (!std::isfinite(x) || (open ? !(x > lo) : !(x >= lo)))
-            fail(key, "expected a number " + bound(lo, open) + ", got " + v.dump());
-        return x;
-    }
-
-    // A whole number >= lo.
-    std::int64_t integer(const char *key, std::optional<std::int64_t> fallback, std::int64_t lo)
-    {
-        m_used.insert(key);
-        if (m_error)
-            return 0;
-        if (!m_spec.contains(key) || m_spec[key].is_null()) {
-            if (!fallback)
-                fail(key, "missing (a whole number of steps, at least " + std::to_string(lo) + ")");
-            return fallback.value_or(0);
-        }
-        const auto &v = m_spec[key];
-        const double x = v.is_number() ? v.get<double>() : NAN;
-        if (!std::isfinite(x) || x != std::floor(x) || x < double(lo) || x > 9.0e15) {
-            fail(key, "expected a whole number of steps, at least " + std::to_string(lo) + ", got " + v.dump());
-            return 0;
-        }
-        return std::int64_t(x);
-    }
-
-    std::optional<double> optionalNumber(const char *key)
-    {
-        if (!m_spec.contains(key) || m_spec[key].is_null()) {
-            m_used.insert(key);
-            return std::nullopt;
-        }
-        return number(key, std::nullopt, 0);
-    }
-
-    void accept(const char *key) { m_used.insert(key); }
-
-    void rejectUnknown(const std::string &type)
-    {
-        if (m_error)
-            return;
-        for (const auto &[key, value] : m_spec.items())
-            if (!m_used.count(key)) {
-                std::string known;
-                for (const auto &k : m_used)
-                    known += (known.empty() ? "" : ", ") + k;
-                fail(key, "unknown key for a " + type + " schedule; known keys: " + known);
-                return;
-            }
-    }
-
-    void fail(const std::string &key, std::string reason)
-    {
-        if (!m_error)
-            m_error = Error::invalid(m_path + "." + key, std::move(reason));
-    }
-    const std::optional<Error> &error() const { return m_error; }
-
-private:
-    static std::string bound(double lo, bool open) { return std::string(open ? "greater than " : "at least ") + (lo == 0 ? "0" : std::to_string(lo)); }
-
-    const nlohmann::json &m_spec;
-    std::string m_path;
-    std::set<std::string> m_used;
-    std::optional<Error> m_error;
-};
-
 Result<std::unique_ptr<LearningRateSchedule>> create(const nlohmann::json &spec, const std::string &path)
 {
     if (spec.is_number()) {
@@ -197,45 +105,46 @@ Result<std::unique_ptr<LearningRateSchedule>> create(const nlohmann::json &spec,
         return std::unique_ptr<LearningRateSchedule>(std::make_unique<Constant>(lr));
     }
     if (!spec.is_object())
-        return Error::invalid(path, "expected a number or a schedule object {\"type\": " + joined(knownSchedules()) + "}, got " + spec.dump());
+        return Error::invalid(path, "expected a number or a schedule object {\"type\": " + joinNames(knownSchedules()) + "}, got " + spec.dump());
     if (!spec.contains("type") || !spec["type"].is_string())
-        return Error::invalid(path + ".type", "expected one of " + joined(knownSchedules()) + ", got " +
+        return Error::invalid(path + ".type", "expected one of " + joinNames(knownSchedules()) + ", got " +
                                                    (spec.contains("type") ? spec["type"].dump() : std::string("nothing")));
     const std::string type = spec["type"].get<std::string>();
-    Reader r(spec, path);
+    SpecReader r(spec, path);
+    const Interval nonNegative = Interval::atLeast(0);
     r.accept("type");
     std::unique_ptr<LearningRateSchedule> schedule;
     if (type == "constant") {
-        schedule = std::make_unique<Constant>(r.number("learning_rate", std::nullopt, 0));
+        schedule = std::make_unique<Constant>(r.number("learning_rate", std::nullopt, nonNegative));
     } else if (type == "step") {
-        const double lr = r.number("initial_learning_rate", std::nullopt, 0);
+        const double lr = r.number("initial_learning_rate", std::nullopt, nonNegative);
         const std::int64_t size = r.integer("step_size", std::nullopt, 1);
-        const double gamma = r.number("gamma", 0.1, 0); // torch StepLR's default
+        const double gamma = r.number("gamma", 0.1, nonNegative); // torch StepLR's default
         schedule = std::make_unique<StepDecay>(lr, std::max<std::int64_t>(size, 1), gamma);
     } else if (type == "cosine") {
-        const double lr = r.number("initial_learning_rate", std::nullopt, 0);
+        const double lr = r.number("initial_learning_rate", std::nullopt, nonNegative);
         const std::int64_t decaySteps = r.integer("decay_steps", std::nullopt, 1);
-        const double alpha = r.number("alpha", 0.0, 0);
+        const double alpha = r.number("alpha", 0.0, nonNegative);
         const std::int64_t warmupSteps = r.integer("warmup_steps", 0, 0);
-        const std::optional<double> target = r.optionalNumber("warmup_target");
+        const std::optional<double> target = r.optionalNumber("warmup_target", nonNegative);
         schedule = std::make_unique<CosineDecay>(lr, double(decaySteps), alpha, double(warmupSteps), target);
     } else if (type == "warmup") {
         const std::int64_t steps = r.integer("warmup_steps", std::nullopt, 0);
         r.accept("after");
-        if (!r.error() && !spec.contains("after"))
+        if (!r.failure() && !spec.contains("after"))
             r.fail("after", "missing (the schedule that follows the warm-up, or a learning rate)");
-        if (r.error())
-            return *r.error();
+        if (auto e = r.error())
+            return *e;
         auto after = create(spec["after"], path + ".after");
         if (!after)
             return after.error();
         schedule = steps > 0 ? std::unique_ptr<LearningRateSchedule>(std::make_unique<Warmup>(steps, std::move(*after))) : std::move(*after);
     } else {
-        return Error::invalid(path + ".type", "unknown schedule \"" + type + "\"; known: " + joined(knownSchedules()));
+        return Error::invalid(path + ".type", "unknown schedule \"" + type + "\"; known: " + joinNames(knownSchedules()));
     }
-    r.rejectUnknown(type);
-    if (r.error())
-        return *r.error();
+    r.rejectUnknown("a " + type + " schedule");
+    if (auto e = r.error())
+        return *e;
     return schedule;
 }
 

@@ -1,13 +1,14 @@
 #pragma once
-// Reading a layer's JSON parameters for the registry (train/layer_registry.cpp): typed getters
-// whose errors name the layer (Error::what), its class and the parameter, and say what type
-// was expected. Getters report a bad value by throwing LayerConfigFailure, which createLayer
-// turns into the Error it returns (errors stay values outside this file pair).
+// Reading a layer's JSON parameters for the registry (train/layer_registry.cpp): SpecReader's
+// typed getters, with errors that name the layer (Error::what), its class and the parameter.
+// Getters report a bad value by throwing LayerConfigFailure, which createLayer turns into the
+// Error it returns (errors stay values outside this file pair).
 
 #include "io/error.h"
 #include "train/activations.h"
 #include "train/float_tensor.h"
 #include "train/layer_registry.h"
+#include "train/spec_reader.h"
 
 #include <nlohmann/json.hpp>
 
@@ -28,6 +29,8 @@ struct LayerConfigFailure
 // ("name"; "trainable", which must be true; "dtype", which must be float32).
 Result<nlohmann::json> flattenLayerConfig(const std::string &className, const std::string &layerName, const nlohmann::json &config);
 
+// A layer's parameters, read by a SpecReader; the first problem throws LayerConfigFailure with an
+// Error that names the layer: "d: Dense parameter 'units': expected a whole number at least 1, got 0".
 class LayerConfig
 {
 public:
@@ -35,29 +38,39 @@ public:
 
     const std::string &layerName() const { return m_layer; }
     // Null when absent or JSON null.
-    const nlohmann::json *raw(const std::string &key) const;
+    const nlohmann::json *raw(const std::string &key) { return m_reader.find(key); }
 
-    std::int64_t integer(const std::string &key, std::optional<std::int64_t> fallback, std::int64_t minimum, std::int64_t maximum = INT64_MAX) const;
-    std::optional<std::int64_t> optionalInteger(const std::string &key, std::int64_t minimum) const; // absent or null: nullopt
-    double number(const std::string &key, std::optional<double> fallback) const;
-    bool boolean(const std::string &key, std::optional<bool> fallback) const;
-    std::string string(const std::string &key, std::optional<std::string> fallback) const;
-    ActivationKind activation(const std::string &key, std::optional<std::string> fallback) const; // null: linear
-    std::string initializer(const std::string &key, const std::string &fallback) const;          // a known name
-    Shape integers(const std::string &key) const;                                                  // a required list of integers
-    const nlohmann::json &object(const std::string &key) const;                                    // a required object
+    // The getters of SpecReader (train/spec_reader.h), throwing on a bad value.
+    std::int64_t integer(const std::string &key, std::optional<std::int64_t> fallback, std::int64_t minimum, std::int64_t maximum = INT64_MAX)
+    {
+        return checked(m_reader.integer(key, fallback, minimum, maximum));
+    }
+    std::optional<std::int64_t> optionalInteger(const std::string &key, std::int64_t minimum) { return checked(m_reader.optionalInteger(key, minimum)); }
+    double number(const std::string &key, std::optional<double> fallback, Interval range = {}) { return checked(m_reader.number(key, fallback, range)); }
+    bool boolean(const std::string &key, std::optional<bool> fallback) { return checked(m_reader.boolean(key, fallback)); }
+    std::string string(const std::string &key, std::optional<std::string> fallback) { return checked(m_reader.string(key, std::move(fallback))); }
+    Shape integers(const std::string &key) { return checked(m_reader.integers(key)); } // a required list
+
+    ActivationKind activation(const std::string &key, std::optional<std::string> fallback); // null: linear
+    std::string initializer(const std::string &key, const std::string &fallback);          // a known name
+    const nlohmann::json &object(const std::string &key);                                   // a required object
 
     [[noreturn]] void fail(const std::string &key, const std::string &reason) const;
     // Fails on the first key that is not documented, listing those that are.
-    void checkKnown(const std::vector<LayerParamDoc> &known) const;
+    void checkKnown(const std::vector<LayerParamDoc> &known);
 
 private:
-    const nlohmann::json &require(const std::string &key) const;
+    template <typename T>
+    T checked(T value) const
+    {
+        throwIfFailed();
+        return value;
+    }
+    void throwIfFailed() const;
+
     std::string m_class, m_layer;
     const nlohmann::json &m_params;
+    SpecReader m_reader;
 };
-
-// "a, b, c".
-std::string joinNames(const std::vector<std::string> &names);
 
 } // namespace sluice::train::detail
