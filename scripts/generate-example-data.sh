@@ -5,11 +5,14 @@
 #   bash scripts/generate-example-data.sh [classic|regression|imbalanced|sensors]...   (default: all)
 # Environment: SLUICE (the binary, default build/bin/sluice), SLUICE_EXAMPLE_SIZE (size of the
 # classic pipeline dataset, default 512M), SLUICE_EXAMPLE_DATA (its folder, default
-# projects/data/classic).
+# projects/data/classic), SLUICE_DATA_ROOT (where the training datasets go, default
+# projects/data), SLUICE_EXAMPLE_ROWS (rows of each training dataset instead of its own size:
+# the test suite trains the examples on small copies).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 sluice="${SLUICE:-$root/build/bin/sluice}"
-data="$root/projects/data"
+data="${SLUICE_DATA_ROOT:-$root/projects/data}"
+rows() { echo "${SLUICE_EXAMPLE_ROWS:-$1}"; }
 
 if [[ ! -x "$sluice" ]]; then
   echo "generate-example-data: $sluice not found; build first (bash scripts/build.sh release)" >&2
@@ -40,14 +43,14 @@ for name in "${which[@]}"; do
         --feature x:256 --feature meta:8:float16 --target y:4 --target score:scalar:float64 ;;
     regression)
       # projects/regression.sluice: two inputs, two regression targets, 200k rows (36 MB).
-      gen "$data/regression" regression --rows 200000 --seed 1 \
+      gen "$data/regression" regression --rows "$(rows 200000)" --seed 1 \
         --feature x:32 --feature meta:8 --target y:4 --target score:scalar ;;
     imbalanced)
       # projects/imbalanced-classifier.sluice: 3 classes, 90% of the rows in class 0.
-      gen "$data/imbalanced" classification --rows 60000 --seed 2 --feature x:20 --target label:3 --imbalance 0.9 ;;
+      gen "$data/imbalanced" classification --rows "$(rows 60000)" --seed 2 --feature x:20 --target label:3 --imbalance 0.9 ;;
     sensors)
       # projects/sensor-autoencoder.sluice: 24-step windows of 4 channels, 2% anomalous.
-      gen "$data/sensors" sensors --rows 20000 --seed 3 --timesteps 24 --channels 4 --anomalies 0.02 --noise 0.05 ;;
+      gen "$data/sensors" sensors --rows "$(rows 20000)" --seed 3 --timesteps 24 --channels 4 --anomalies 0.02 --noise 0.05 ;;
     *)
       echo "generate-example-data: unknown dataset '$name' (known: classic, regression, imbalanced, sensors)" >&2
       exit 2 ;;

@@ -210,6 +210,39 @@ private Q_SLOTS:
         QCOMPARE(csv.size(), 61); // header and every epoch once
     }
 
+    // The example projects users open first stay valid and train (one epoch on small copies of
+    // their data, made by the same script that makes the real data).
+    void exampleProjectsTrain()
+    {
+        const QString root = dir() + "/examples";
+        QVERIFY(QDir().mkpath(root));
+        QProcess gen;
+        auto env = QProcessEnvironment::systemEnvironment();
+        env.insert("SLUICE", QString::fromUtf8(SLUICE_BINARY_PATH));
+        env.insert("SLUICE_DATA_ROOT", root + "/data");
+        env.insert("SLUICE_EXAMPLE_ROWS", "1500");
+        gen.setProcessEnvironment(env);
+        gen.start("bash", {QString::fromUtf8(SLUICE_SOURCE_DIR) + "/scripts/generate-example-data.sh", "regression", "imbalanced", "sensors"});
+        QVERIFY(gen.waitForFinished(300000));
+        QVERIFY2(gen.exitCode() == 0, gen.readAllStandardError().constData());
+        for (const char *name : {"regression", "imbalanced-classifier", "sensor-autoencoder"}) {
+            const QString project = root + "/" + name + ".sluice";
+            QFile::remove(project);
+            QVERIFY(QFile::copy(QString::fromUtf8(SLUICE_SOURCE_DIR) + "/projects/" + name + ".sluice", project));
+            auto r = runSluice({"run", project, "--epochs", "1", "--json"});
+            QVERIFY2(r.exitCode == 0, qPrintable(QString(name) + ": " + r.err));
+            const auto events = jsonLines(r.out);
+            QCOMPARE(events.back()["status"].get<std::string>(), std::string("ok"));
+            bool sawEpoch = false;
+            for (const auto &e : events)
+                if (e["event"] == "epoch_end") {
+                    sawEpoch = true;
+                    QVERIFY2(std::isfinite(e["loss"].get<double>()) && e.contains("val_loss"), name);
+                }
+            QVERIFY2(sawEpoch, name);
+        }
+    }
+
     void interruptSavesACheckpoint()
     {
         const QString project = writeProject("interrupt.sluice", trainingProject(mlpModel(), {{"epochs", 100000}}, 16));
