@@ -460,10 +460,11 @@ private Q_SLOTS:
         QTest::newRow("unknown") << R"("cross_entropy")" << "{}" << "loss" << "unknown loss \"cross_entropy\"; known: mse, mean_squared_error, mae, mean_absolute_error, huber, binary_crossentropy, categorical_crossentropy, sparse_categorical_crossentropy";
         QTest::newRow("not a name") << "42" << "{}" << "loss" << "expected a loss name";
         QTest::newRow("object without name") << R"({"delta": 2})" << "{}" << "loss.name" << "expected the loss's name";
-        QTest::newRow("delta") << R"({"name": "huber", "delta": -1})" << "{}" << "loss.delta" << "expected a positive number, got -1";
+        QTest::newRow("delta") << R"({"name": "huber", "delta": -1})" << "{}" << "loss.delta" << "expected a number greater than 0, got -1";
         QTest::newRow("from_logits type") << R"("binary_crossentropy")" << R"({"from_logits": 1})" << "loss.from_logits" << "expected true or false, got 1";
         QTest::newRow("smoothing range") << R"({"name": "categorical_crossentropy", "label_smoothing": 1.5})" << "{}" << "loss.label_smoothing" << "expected a number in [0, 1], got 1.5";
-        QTest::newRow("unknown option") << R"({"name": "mse", "reduction": "sum"})" << "{}" << "loss.reduction" << "unknown option; known: from_logits, delta, label_smoothing";
+        QTest::newRow("unknown option") << R"({"name": "mse", "reduction": "sum"})" << "{}" << "loss.reduction" << "unknown key for loss; known keys: delta, from_logits, label_smoothing, name";
+        QTest::newRow("options not an object") << R"("mse")" << "[1]" << "loss" << "expected the options as an object, got [1]";
         QTest::newRow("mse from_logits") << R"("mse")" << R"({"from_logits": true})" << "loss.from_logits" << "mse takes no from_logits";
         QTest::newRow("mae delta") << R"({"name": "mae", "delta": 2})" << "{}" << "loss.delta" << "mae takes no delta";
         QTest::newRow("sparse smoothing") << R"({"name": "sparse_categorical_crossentropy", "label_smoothing": 0.1})" << "{}" << "loss.label_smoothing" << "sparse_categorical_crossentropy takes no label_smoothing";

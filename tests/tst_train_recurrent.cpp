@@ -4,7 +4,7 @@
 // std::, the configuration and shape errors, and the unit-forget bias initializer.
 #include "support/gradient_check.h"
 #include "train/initializers.h"
-#include "train/layers/recurrent.h"
+#include "train/layer_registry.h"
 #include "train/layers/recurrent_internal.h"
 
 #include <QtTest>
@@ -50,7 +50,7 @@ struct Fixture
 
     Fixture(bool lstm, Case cs) : c(std::move(cs))
     {
-        auto made = lstm ? createLstm("enc", c.config()) : createGru("enc", c.config());
+        auto made = createLayer(lstm ? "LSTM" : "GRU", "enc", c.config());
         if (!made.ok())
             qFatal("%s", made.error().message().c_str());
         layer = std::move(*made);
@@ -332,7 +332,7 @@ private Q_SLOTS:
 
     void shapesAndParamsAsKeras()
     {
-        auto gru = createGru("g", json{{"units", 6}});
+        auto gru = createLayer("GRU", "g", json{{"units", 6}});
         QVERIFY(gru.ok());
         QCOMPARE((*gru)->className(), std::string("GRU"));
         QCOMPARE((*gru)->build({{4, 5}}).value(), (Shape{6}));
@@ -348,7 +348,7 @@ private Q_SLOTS:
         QCOMPARE(gp[2].shape, (Shape{2, 18}));
         QCOMPARE(gp[2].initializer, std::string("zeros"));
 
-        auto lstm = createLstm("l", json{{"units", 6}, {"return_sequences", true}, {"kernel_initializer", "he_normal"}});
+        auto lstm = createLayer("LSTM", "l", json{{"units", 6}, {"return_sequences", true}, {"kernel_initializer", "he_normal"}});
         QVERIFY(lstm.ok());
         QCOMPARE((*lstm)->className(), std::string("LSTM"));
         QCOMPARE((*lstm)->build({{4, 5}}).value(), (Shape{4, 6}));
@@ -361,12 +361,12 @@ private Q_SLOTS:
         QCOMPARE(lp[2].shape, (Shape{24}));
         QCOMPARE(lp[2].initializer, std::string(detail::kLstmUnitForgetBias));
 
-        auto plain = createLstm("l", json{{"units", 6}, {"unit_forget_bias", false}});
+        auto plain = createLayer("LSTM", "l", json{{"units", 6}, {"unit_forget_bias", false}});
         QVERIFY(plain.ok());
         QVERIFY((*plain)->build({{4, 5}}).ok());
         QCOMPARE((*plain)->params()[2].initializer, std::string("zeros"));
 
-        auto noBias = createGru("g", json{{"units", 6}, {"use_bias", false}});
+        auto noBias = createLayer("GRU", "g", json{{"units", 6}, {"use_bias", false}});
         QVERIFY(noBias.ok());
         QVERIFY((*noBias)->build({{4, 5}}).ok());
         QCOMPARE((*noBias)->params().size(), std::size_t(2));
@@ -377,23 +377,37 @@ private Q_SLOTS:
         QTest::addColumn<bool>("lstm");
         QTest::addColumn<QString>("config");
         QTest::addColumn<QString>("expected");
-        QTest::newRow("no units") << false << R"({})" << "'units'";
-        QTest::newRow("zero units") << false << R"({"units": 0})" << "'units' must be a positive integer, got 0";
-        QTest::newRow("units as text") << true << R"({"units": "8"})" << "'units' must be a positive integer";
-        QTest::newRow("unknown key") << false << R"({"units": 4, "dropout": 0.1})" << "unknown parameter 'dropout' (known: units, activation";
-        QTest::newRow("gru key on lstm") << true << R"({"units": 4, "reset_after": true})" << "unknown parameter 'reset_after'";
-        QTest::newRow("lstm key on gru") << false << R"({"units": 4, "unit_forget_bias": true})" << "unknown parameter 'unit_forget_bias'";
-        QTest::newRow("relu") << false << R"({"units": 4, "activation": "relu"})" << "'activation' must be \"tanh\" or \"sigmoid\"";
-        QTest::newRow("hard sigmoid") << true << R"({"units": 4, "recurrent_activation": "hard_sigmoid"})" << "'recurrent_activation'";
-        QTest::newRow("bool as text") << false << R"({"units": 4, "return_sequences": "yes"})" << "'return_sequences' must be true or false";
-        QTest::newRow("reset_after false") << false << R"({"units": 4, "reset_after": false})" << "'reset_after' must be true";
+        // Messages as for every layer: "<layer>: <class> parameter '<key>': <problem>".
+        QTest::newRow("no units") << false << R"({})" << "enc: GRU parameter 'units': missing (a whole number at least 1)";
+        QTest::newRow("zero units") << false << R"({"units": 0})" << "enc: GRU parameter 'units': expected a whole number at least 1, got 0";
+        QTest::newRow("units as text") << true << R"({"units": "8"})"
+                                       << "enc: LSTM parameter 'units': expected a whole number at least 1, got \"8\"";
+        QTest::newRow("unknown key") << false << R"({"units": 4, "dropout": 0.1})"
+                                     << "enc: GRU parameter 'dropout': unknown key for GRU; known keys: activation, bias_initializer, ";
+        QTest::newRow("gru key on lstm") << true << R"({"units": 4, "reset_after": true})"
+                                         << "enc: LSTM parameter 'reset_after': unknown key for LSTM";
+        QTest::newRow("lstm key on gru") << false << R"({"units": 4, "unit_forget_bias": true})"
+                                         << "enc: GRU parameter 'unit_forget_bias': unknown key for GRU";
+        QTest::newRow("relu") << false << R"({"units": 4, "activation": "relu"})"
+                              << "enc: GRU parameter 'activation': expected \"tanh\" or \"sigmoid\" (the activations recurrent layers "
+                                 "support), got \"relu\"";
+        QTest::newRow("linear as null") << false << R"({"units": 4, "activation": null})"
+                                        << "enc: GRU parameter 'activation': expected \"tanh\" or \"sigmoid\" (the activations recurrent "
+                                           "layers support), got null (linear)";
+        QTest::newRow("hard sigmoid") << true << R"({"units": 4, "recurrent_activation": "hard_sigmoid"})"
+                                      << "enc: LSTM parameter 'recurrent_activation': expected \"tanh\" or \"sigmoid\"";
+        QTest::newRow("bool as text") << false << R"({"units": 4, "return_sequences": "yes"})"
+                                      << "enc: GRU parameter 'return_sequences': expected true or false, got \"yes\"";
+        QTest::newRow("reset_after false") << false << R"({"units": 4, "reset_after": false})"
+                                           << "enc: GRU parameter 'reset_after': only true is supported";
         QTest::newRow("initializer object") << true << R"({"units": 4, "kernel_initializer": {"class_name": "Zeros"}})"
-                                            << "'kernel_initializer'";
+                                            << "enc: LSTM parameter 'kernel_initializer': expected a string, got {\"class_name\":\"Zeros\"}";
         QTest::newRow("unknown initializer") << false << R"({"units": 4, "recurrent_initializer": "identity"})"
-                                             << "'recurrent_initializer' must be an initializer name (glorot_uniform, ";
+                                             << "enc: GRU parameter 'recurrent_initializer': unknown initializer 'identity' (known: glorot_uniform, ";
         QTest::newRow("unit forget with random bias") << true << R"({"units": 4, "bias_initializer": "random_normal"})"
-                                                      << "unit_forget_bias needs bias_initializer";
-        QTest::newRow("not an object") << false << R"([4])" << "JSON object";
+                                                      << "enc: LSTM parameter 'bias_initializer': expected \"zeros\" or \"ones\" with "
+                                                         "unit_forget_bias, got \"random_normal\"";
+        QTest::newRow("not an object") << false << R"([4])" << "enc: GRU parameters must be a JSON object, got [4]";
     }
     void configErrors()
     {
@@ -401,10 +415,10 @@ private Q_SLOTS:
         QFETCH(QString, config);
         QFETCH(QString, expected);
         const json cfg = json::parse(config.toStdString());
-        auto made = lstm ? createLstm("enc", cfg) : createGru("enc", cfg);
+        auto made = createLayer(lstm ? "LSTM" : "GRU", "enc", cfg);
         QVERIFY(!made.ok());
         QCOMPARE(made.error().what, std::string("enc"));
-        QVERIFY2(made.error().reason.find(expected.toStdString()) != std::string::npos, made.error().message().c_str());
+        QVERIFY2(made.error().message().find(expected.toStdString()) != std::string::npos, made.error().message().c_str());
     }
 
     void buildErrors()
@@ -422,14 +436,14 @@ private Q_SLOTS:
             {{{4, 5}, {4, 5}}, "GRU expects 1 input, got 2"},
         };
         for (const auto &bad : cases) {
-            auto gru = createGru("enc", json{{"units", 3}});
+            auto gru = createLayer("GRU", "enc", json{{"units", 3}});
             QVERIFY(gru.ok());
             auto r = (*gru)->build(bad.inputs);
             QVERIFY(!r.ok());
             QCOMPARE(r.error().what, std::string("enc"));
             QVERIFY2(r.error().reason.find(bad.expected) != std::string::npos, r.error().message().c_str());
         }
-        auto lstm = createLstm("dec", json{{"units", 3}});
+        auto lstm = createLayer("LSTM", "dec", json{{"units", 3}});
         QVERIFY(lstm.ok());
         auto r = (*lstm)->build({{7}});
         QVERIFY(!r.ok());
@@ -447,11 +461,11 @@ private Q_SLOTS:
             xs.push_back(v);
         xs.push_back(std::numeric_limits<float>::infinity());
         xs.push_back(-std::numeric_limits<float>::infinity());
-        for (auto kind : {detail::GateActivation::Tanh, detail::GateActivation::Sigmoid}) {
+        for (auto kind : {GateActivation::Tanh, GateActivation::Sigmoid}) {
             std::vector<float> y = xs;
             detail::activate(kind, y.data(), std::int64_t(y.size()));
             for (std::size_t i = 0; i < xs.size(); ++i) {
-                const double ref = kind == detail::GateActivation::Tanh ? std::tanh(double(xs[i])) : 1.0 / (1.0 + std::exp(-double(xs[i])));
+                const double ref = kind == GateActivation::Tanh ? std::tanh(double(xs[i])) : 1.0 / (1.0 + std::exp(-double(xs[i])));
                 const double err = std::abs(double(y[i]) - ref);
                 QVERIFY2(err <= 4e-7 * std::abs(ref) + 1e-30,
                          qPrintable(QString("f(%1) = %2, expected %3").arg(double(xs[i]), 0, 'g', 9).arg(double(y[i]), 0, 'g', 9).arg(ref, 0, 'g', 9)));
@@ -466,7 +480,7 @@ private Q_SLOTS:
     // unit_forget_bias: the LSTM's bias initializer gives ones to the forget gate only, as Keras.
     void lstmUnitForgetBiasInitializer()
     {
-        auto lstm = createLstm("l", json{{"units", 3}});
+        auto lstm = createLayer("LSTM", "l", json{{"units", 3}});
         QVERIFY(lstm.ok());
         QVERIFY((*lstm)->build({{4, 5}}).ok());
         const ParamSpec bias = (*lstm)->params()[2];

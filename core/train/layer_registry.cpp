@@ -20,10 +20,8 @@ using nlohmann::json;
 struct LayerEntry
 {
     LayerInfo info;
-    // Reads the parameters (already checked against info.params unless checksOwnKeys) and makes
-    // the layer.
-    std::function<Result<std::unique_ptr<Layer>>(const std::string &name, const json &params, LayerConfig &config)> create;
-    bool checksOwnKeys = false; // GRU, LSTM: createGru/createLstm check their parameters themselves
+    // Reads the parameters (already checked against info.params) and makes the layer.
+    std::function<Result<std::unique_ptr<Layer>>(const std::string &name, LayerConfig &config)> create;
 };
 
 std::string enumType(const std::vector<std::string> &names)
@@ -58,6 +56,35 @@ std::int64_t singleAxis(LayerConfig &c)
     return c.integer("axis", -1, INT64_MIN);
 }
 
+// Keras writes a linear activation as null; the recurrent layers have only these two.
+GateActivation gateActivation(LayerConfig &c, const std::string &key, GateActivation fallback)
+{
+    const json *v = c.raw(key);
+    if (!v && !c.isNull(key))
+        return fallback;
+    if (v && *v == "tanh")
+        return GateActivation::Tanh;
+    if (v && *v == "sigmoid")
+        return GateActivation::Sigmoid;
+    c.fail(key, "expected \"tanh\" or \"sigmoid\" (the activations recurrent layers support), got " +
+                    (v ? shortJson(*v) : std::string("null (linear)")));
+}
+
+// What GRU and LSTM share; the defaults are RecurrentOptions's.
+RecurrentOptions recurrentOptions(LayerConfig &c)
+{
+    RecurrentOptions o;
+    o.units = c.integer("units", std::nullopt, 1);
+    o.activation = gateActivation(c, "activation", o.activation);
+    o.recurrentActivation = gateActivation(c, "recurrent_activation", o.recurrentActivation);
+    o.useBias = c.boolean("use_bias", o.useBias);
+    o.returnSequences = c.boolean("return_sequences", o.returnSequences);
+    o.kernelInitializer = c.initializer("kernel_initializer", o.kernelInitializer);
+    o.recurrentInitializer = c.initializer("recurrent_initializer", o.recurrentInitializer);
+    o.biasInitializer = c.initializer("bias_initializer", o.biasInitializer);
+    return o;
+}
+
 std::vector<LayerEntry> makeEntries()
 {
     std::vector<LayerEntry> all;
@@ -66,14 +93,14 @@ std::vector<LayerEntry> makeEntries()
     all.push_back({{"Activation",
                     "Applies an activation function elementwise (softmax over the last axis).",
                     {{"activation", enumType(knownActivations()), "", "Activation function: linear, relu, gelu (exact), tanh, sigmoid, softmax."}}},
-                   [](const std::string &name, const json &, LayerConfig &c) -> Made {
+                   [](const std::string &name, LayerConfig &c) -> Made {
                        return makeActivation(name, c.activation("activation", std::nullopt));
                    }});
 
     all.push_back({{"Concatenate",
                     "Concatenates any number of inputs along the last axis; the other dimensions must agree.",
                     {{"axis", "int", "-1", "The axis: only the last one (-1, or the input rank counting the batch dimension)."}}},
-                   [](const std::string &name, const json &, LayerConfig &c) -> Made { return makeConcatenate(name, singleAxis(c)); }});
+                   [](const std::string &name, LayerConfig &c) -> Made { return makeConcatenate(name, singleAxis(c)); }});
 
     all.push_back({{"Dense",
                     "Densely connected layer: activation(inputs . kernel + bias) on the last axis, [B, ..., F] -> [B, ..., units]. "
@@ -83,7 +110,7 @@ std::vector<LayerEntry> makeEntries()
                      {"use_bias", "bool", "true", "Whether the layer adds a bias vector."},
                      initializerDoc("kernel_initializer", "glorot_uniform", "the kernel"),
                      initializerDoc("bias_initializer", "zeros", "the bias")}},
-                   [](const std::string &name, const json &, LayerConfig &c) -> Made {
+                   [](const std::string &name, LayerConfig &c) -> Made {
                        DenseOptions o;
                        o.units = c.integer("units", std::nullopt, 1);
                        o.activation = c.activation("activation", "linear");
@@ -98,17 +125,15 @@ std::vector<LayerEntry> makeEntries()
                     "run's seed, the layer, the step and the sample, not on how the batch is split over replicas.",
                     {{"rate", "number", "", "Fraction of the inputs to drop, in [0, 1)."},
                      {"seed", "int|null", "null", "Seed of the layer's masks (combined with the run's seed); null: derived from the layer's name."}}},
-                   [](const std::string &name, const json &, LayerConfig &c) -> Made {
+                   [](const std::string &name, LayerConfig &c) -> Made {
                        const double rate = c.number("rate", std::nullopt, Interval::closedOpen(0, 1));
                        const auto seed = c.optionalInteger("seed", INT64_MIN);
                        return makeDropout(name, rate, seed ? std::optional<std::uint64_t>(std::uint64_t(*seed)) : std::nullopt);
                    }});
 
     all.push_back({{"Flatten", "Flattens each sample: [B, ...] -> [B, product of the other dimensions].", {}},
-                   [](const std::string &name, const json &, LayerConfig &) -> Made { return makeFlatten(name); }});
+                   [](const std::string &name, LayerConfig &) -> Made { return makeFlatten(name); }});
 
-    // The recurrent layers read and check their own parameters (train/layers/recurrent.cpp);
-    // these docs list what they accept.
     auto recurrentDocs = [](std::vector<LayerParamDoc> extra) {
         std::vector<LayerParamDoc> p = {
             {"units", "int", "", "Dimensionality of the output and of the state (>= 1)."},
@@ -127,15 +152,29 @@ std::vector<LayerEntry> makeEntries()
                     "Gated recurrent unit over [B, T, F] as Keras defines it (reset_after=True, gates z, r, h). Weights: kernel (F, 3 units), "
                     "recurrent_kernel (units, 3 units), bias (2, 3 units).",
                     recurrentDocs({{"reset_after", "bool", "true", "Must be true: the reset gate applies after the recurrent product (Keras 2+)."}})},
-                   [](const std::string &name, const json &params, LayerConfig &) { return createGru(name, params); },
-                   true});
+                   [](const std::string &name, LayerConfig &c) -> Made {
+                       RecurrentOptions o = recurrentOptions(c);
+                       if (!c.boolean("reset_after", true))
+                           c.fail("reset_after", "only true is supported (the Keras 2+ default GRU: reset gate applied after the recurrent "
+                                                 "product, bias of shape (2, 3 * units)), got false");
+                       return makeGru(name, std::move(o));
+                   }});
     all.push_back({{"LSTM",
                     "Long short-term memory over [B, T, F] as Keras defines it (gates i, f, c, o). Weights: kernel (F, 4 units), "
                     "recurrent_kernel (units, 4 units), bias (4 units,).",
                     recurrentDocs({{"unit_forget_bias", "bool", "true",
                                     "Start the forget gate's bias at 1 (needs bias_initializer zeros or ones)."}})},
-                   [](const std::string &name, const json &params, LayerConfig &) { return createLstm(name, params); },
-                   true});
+                   [](const std::string &name, LayerConfig &c) -> Made {
+                       RecurrentOptions o = recurrentOptions(c);
+                       o.unitForgetBias = c.boolean("unit_forget_bias", o.unitForgetBias);
+                       // Keras initialises the forget slice with ones and the rest with
+                       // bias_initializer; only the constant initializers give a whole-vector
+                       // initializer for that (train/layers/lstm.cpp).
+                       if (o.useBias && o.unitForgetBias && o.biasInitializer != "zeros" && o.biasInitializer != "ones")
+                           c.fail("bias_initializer", "expected \"zeros\" or \"ones\" with unit_forget_bias, got \"" + o.biasInitializer +
+                                                          "\" (set unit_forget_bias to false to use it)");
+                       return makeLstm(name, std::move(o));
+                   }});
 
     all.push_back({{"LayerNormalization",
                     "Normalises each sample over its last axis to zero mean and unit variance, then scales by gamma and shifts by beta. "
@@ -146,7 +185,7 @@ std::vector<LayerEntry> makeEntries()
                      {"scale", "bool", "true", "Whether to multiply by gamma."},
                      initializerDoc("beta_initializer", "zeros", "beta"),
                      initializerDoc("gamma_initializer", "ones", "gamma")}},
-                   [](const std::string &name, const json &, LayerConfig &c) -> Made {
+                   [](const std::string &name, LayerConfig &c) -> Made {
                        LayerNormalizationOptions o;
                        o.axis = singleAxis(c);
                        o.epsilon = c.number("epsilon", 1e-3, Interval::greaterThan(0));
@@ -158,19 +197,19 @@ std::vector<LayerEntry> makeEntries()
                    }});
 
     all.push_back({{"RepeatVector", "Repeats each sample n times: [B, F] -> [B, n, F].", {{"n", "int", "", "The number of repetitions (>= 1)."}}},
-                   [](const std::string &name, const json &, LayerConfig &c) -> Made {
+                   [](const std::string &name, LayerConfig &c) -> Made {
                        return makeRepeatVector(name, c.integer("n", std::nullopt, 1));
                    }});
 
     all.push_back({{"Reshape",
                     "Gives each sample a new shape with the same number of values: [B, ...] -> [B, target_shape...].",
                     {{"target_shape", "list of int", "", "The per-sample shape, without the batch dimension; one entry may be -1 (inferred)."}}},
-                   [](const std::string &name, const json &, LayerConfig &c) -> Made { return makeReshape(name, c.integers("target_shape")); }});
+                   [](const std::string &name, LayerConfig &c) -> Made { return makeReshape(name, c.integers("target_shape")); }});
 
     all.push_back({{"TimeDistributed",
                     "Applies a Dense layer to every time step: [B, T, F] -> [B, T, units]. Its weights keep the Dense's names (kernel, bias).",
                     {{"layer", "object", "", "The wrapped layer, as {\"class_name\": \"Dense\", \"units\": 8, ...} (Dense only)."}}},
-                   [](const std::string &name, const json &, LayerConfig &c) -> Made {
+                   [](const std::string &name, LayerConfig &c) -> Made {
                        const json &spec = c.object("layer");
                        const auto cls = spec.find("class_name");
                        if (cls == spec.end() || !cls->is_string())
@@ -222,9 +261,8 @@ Result<std::unique_ptr<Layer>> createLayer(const std::string &className, const s
         return params.error();
     try {
         LayerConfig reader(className, name, *params);
-        if (!it->checksOwnKeys)
-            reader.checkKnown(it->info.params);
-        return it->create(name, *params, reader);
+        reader.checkKnown(it->info.params);
+        return it->create(name, reader);
     } catch (const detail::LayerConfigFailure &failure) {
         return failure.error;
     }

@@ -5,6 +5,8 @@
 // replicas' threads at once.
 #include "train/losses_internal.h"
 
+#include "train/spec_reader.h"
+
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -95,38 +97,23 @@ private:
     float m_delta;
 };
 
-std::string joined(const std::vector<std::string> &names)
-{
-    std::string s;
-    for (const auto &n : names)
-        s += (s.empty() ? "" : ", ") + n;
-    return s;
-}
-
-// Reads the loss options from `options` (keys from_logits, delta, label_smoothing).
-Status readOptions(const nlohmann::json &options, LossOptions &out)
+// Reads the options from_logits, delta and label_smoothing of `options` (an object, or null for
+// none) over those already in `out`. `alsoKnown` names a key read by the caller ("name").
+Status readOptions(const nlohmann::json &options, LossOptions &out, const char *alsoKnown = nullptr)
 {
     if (options.is_null())
         return {};
     if (!options.is_object())
-        return Error::invalid("loss", "expected the options as an object, got " + options.dump());
-    for (const auto &[key, value] : options.items()) {
-        if (key == "from_logits") {
-            if (!value.is_boolean())
-                return Error::invalid("loss.from_logits", "expected true or false, got " + value.dump());
-            out.fromLogits = value.get<bool>();
-        } else if (key == "delta") {
-            if (!value.is_number() || !(value.get<double>() > 0) || !std::isfinite(value.get<double>()))
-                return Error::invalid("loss.delta", "expected a positive number, got " + value.dump());
-            out.delta = value.get<double>();
-        } else if (key == "label_smoothing") {
-            if (!value.is_number() || !(value.get<double>() >= 0 && value.get<double>() <= 1))
-                return Error::invalid("loss.label_smoothing", "expected a number in [0, 1], got " + value.dump());
-            out.labelSmoothing = value.get<double>();
-        } else {
-            return Error::invalid("loss." + key, "unknown option; known: from_logits, delta, label_smoothing");
-        }
-    }
+        return Error::invalid("loss", "expected the options as an object, got " + shortJson(options));
+    SpecReader reader(options, "loss");
+    out.fromLogits = reader.boolean("from_logits", out.fromLogits);
+    out.delta = reader.number("delta", out.delta, Interval::greaterThan(0));
+    out.labelSmoothing = reader.number("label_smoothing", out.labelSmoothing, Interval::closed(0, 1));
+    if (alsoKnown)
+        reader.accept(alsoKnown);
+    reader.rejectUnknown("loss");
+    if (auto e = reader.error())
+        return *e;
     return {};
 }
 
@@ -156,14 +143,12 @@ Result<std::unique_ptr<Loss>> createLoss(const nlohmann::json &spec, const nlohm
         name = s.get<std::string>();
     } else if (s.is_object()) {
         if (!s.contains("name") || !s["name"].is_string())
-            return Error::invalid("loss.name", "expected the loss's name as a string; known: " + joined(knownLosses()));
+            return Error::invalid("loss.name", "expected the loss's name as a string; known: " + joinNames(knownLosses()));
         name = s["name"].get<std::string>();
-        nlohmann::json own = s;
-        own.erase("name");
-        if (Status st = readOptions(own, opts); !st) // the spec's own options override `options`
+        if (Status st = readOptions(s, opts, "name"); !st) // the spec's own options override `options`
             return st.error();
     } else {
-        return Error::invalid("loss", "expected a loss name or {\"name\": ...}, got " + s.dump());
+        return Error::invalid("loss", "expected a loss name or {\"name\": ...}, got " + shortJson(s));
     }
 
     const bool regression = name == "mse" || name == "mean_squared_error" || name == "mae" || name == "mean_absolute_error" || name == "huber";
@@ -190,7 +175,7 @@ Result<std::unique_ptr<Loss>> createLoss(const nlohmann::json &spec, const nlohm
         return detail::makeCategoricalCrossentropy(opts);
     if (name == "sparse_categorical_crossentropy")
         return detail::makeSparseCategoricalCrossentropy(opts);
-    return Error::invalid("loss", "unknown loss \"" + name + "\"; known: " + joined(knownLosses()));
+    return Error::invalid("loss", "unknown loss \"" + name + "\"; known: " + joinNames(knownLosses()));
 }
 
 void applyClassWeights(const FloatTensor &target, const std::vector<std::pair<std::int64_t, float>> &classWeights, std::span<float> weights)

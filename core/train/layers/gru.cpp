@@ -210,7 +210,13 @@ private:
 };
 
 } // namespace
-
-std::unique_ptr<Layer> makeGru(std::string name, RecurrentOptions options) { return std::make_unique<Gru>(std::move(name), std::move(options)); }
-
 } // namespace sluice::train::detail
+
+namespace sluice::train {
+
+std::unique_ptr<Layer> makeGru(std::string name, RecurrentOptions options)
+{
+    return std::make_unique<detail::Gru>(std::move(name), std::move(options));
+}
+
+} // namespace sluice::train

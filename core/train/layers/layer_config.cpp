@@ -77,8 +77,7 @@ void LayerConfig::throwIfFailed() const
 ActivationKind LayerConfig::activation(const std::string &key, std::optional<std::string> fallback)
 {
     // Keras writes a missing activation as null: linear.
-    const bool null = m_params.contains(key) && m_params[key].is_null();
-    auto kind = parseActivation(null ? std::string("linear") : string(key, std::move(fallback)));
+    auto kind = parseActivation(isNull(key) ? std::string("linear") : string(key, std::move(fallback)));
     if (!kind)
         fail(key, kind.error().reason);
     return *kind;

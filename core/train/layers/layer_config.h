@@ -39,6 +39,8 @@ public:
     const std::string &layerName() const { return m_layer; }
     // Null when absent or JSON null.
     const nlohmann::json *raw(const std::string &key) { return m_reader.find(key); }
+    // Given as JSON null, which the getters take as absent; Keras writes a linear activation so.
+    bool isNull(const std::string &key) const { return m_params.contains(key) && m_params[key].is_null(); }
 
     // The getters of SpecReader (train/spec_reader.h), throwing on a bad value.
     std::int64_t integer(const std::string &key, std::optional<std::int64_t> fallback, std::int64_t minimum, std::int64_t maximum = INT64_MAX)

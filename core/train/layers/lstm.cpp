@@ -124,7 +124,7 @@ public:
         std::vector<ParamSpec> p{{"kernel", {m_features, G}, m_opt.kernelInitializer},
                                  {"recurrent_kernel", {m_opt.units, G}, m_opt.recurrentInitializer}};
         if (m_opt.useBias) {
-            // Keras: ones for the forget gate, bias_initializer elsewhere (createLstm allows only
+            // Keras: ones for the forget gate, bias_initializer elsewhere (the registry allows only
             // "zeros" and "ones" with unit_forget_bias).
             const bool forgetOnes = m_opt.unitForgetBias && m_opt.biasInitializer == "zeros";
             p.push_back({"bias", {G}, forgetOnes ? std::string(kLstmUnitForgetBias) : m_opt.biasInitializer});
@@ -223,7 +223,13 @@ private:
 };
 
 } // namespace
-
-std::unique_ptr<Layer> makeLstm(std::string name, RecurrentOptions options) { return std::make_unique<Lstm>(std::move(name), std::move(options)); }
-
 } // namespace sluice::train::detail
+
+namespace sluice::train {
+
+std::unique_ptr<Layer> makeLstm(std::string name, RecurrentOptions options)
+{
+    return std::make_unique<detail::Lstm>(std::move(name), std::move(options));
+}
+
+} // namespace sluice::train

@@ -1,20 +1,15 @@
-// GRU / LSTM: their Keras configs, the shape check they share, and the gate arithmetic
+// GRU / LSTM: the shape check they share and the gate arithmetic
 // (tanh and sigmoid written with GCC/Clang vector extensions: the build's -O2 does not
 // auto-vectorise them, and at typical sizes they cost as much as the recurrent gemm).
-#include "train/layers/recurrent.h"
+#include "train/layers/recurrent_internal.h"
 
 #include "train/cpu/gemm.h"
-#include "train/initializers.h"
 #include "train/layers/layer_util.h"
-#include "train/layers/recurrent_internal.h"
 
 #include <algorithm>
 #include <cstring>
-#include <optional>
 
-namespace sluice::train {
-
-namespace detail {
+namespace sluice::train::detail {
 
 namespace {
 
@@ -195,172 +190,4 @@ Result<std::pair<std::int64_t, std::int64_t>> sequenceInputShape(const Layer &la
     return std::pair{in[0], in[1]};
 }
 
-} // namespace detail
-
-namespace {
-
-using detail::GateActivation;
-using detail::RecurrentOptions;
-
-// Reads a recurrent layer's Keras config, remembering the first problem.
-class ConfigReader
-{
-public:
-    ConfigReader(const std::string &layerName, const nlohmann::json &config) : m_name(layerName), m_config(config) {}
-
-    Status checkKeys(const std::vector<std::string> &known)
-    {
-        if (!m_config.is_null() && !m_config.is_object())
-            return Error::invalid(m_name, "expects its parameters as a JSON object, got " + m_config.dump());
-        if (m_config.is_null())
-            return Status::success();
-        for (const auto &[key, value] : m_config.items()) {
-            if (std::find(known.begin(), known.end(), key) != known.end())
-                continue;
-            std::string list;
-            for (const auto &k : known)
-                list += (list.empty() ? "" : ", ") + k;
-            return Error::invalid(m_name, "unknown parameter '" + key + "' (known: " + list + ")");
-        }
-        return Status::success();
-    }
-
-    void positiveInteger(const char *key, std::int64_t &out)
-    {
-        const nlohmann::json *v = find(key);
-        if (!v) {
-            fail(std::string("needs the parameter '") + key + "' (a positive integer)");
-            return;
-        }
-        if (!v->is_number_integer() || v->get<std::int64_t>() <= 0)
-            return fail(key, "a positive integer", *v);
-        out = v->get<std::int64_t>();
-    }
-
-    void boolean(const char *key, bool &out)
-    {
-        if (const nlohmann::json *v = find(key)) {
-            if (!v->is_boolean())
-                return fail(key, "true or false", *v);
-            out = v->get<bool>();
-        }
-    }
-
-    void initializer(const char *key, std::string &out)
-    {
-        if (const nlohmann::json *v = find(key)) {
-            const auto &known = knownInitializers();
-            if (!v->is_string() || std::find(known.begin(), known.end(), v->get<std::string>()) == known.end()) {
-                std::string list;
-                for (const auto &k : known)
-                    list += (list.empty() ? "" : ", ") + k;
-                return fail(key, "an initializer name (" + list + ")", *v);
-            }
-            out = v->get<std::string>();
-        }
-    }
-
-    void activation(const char *key, GateActivation &out)
-    {
-        if (const nlohmann::json *v = find(key)) {
-            if (v->is_string() && v->get<std::string>() == "tanh")
-                out = GateActivation::Tanh;
-            else if (v->is_string() && v->get<std::string>() == "sigmoid")
-                out = GateActivation::Sigmoid;
-            else
-                fail(key, "\"tanh\" or \"sigmoid\" (the activations recurrent layers support)", *v);
-        }
-    }
-
-    // A condition on values already read.
-    void require(bool ok, const std::string &reason)
-    {
-        if (!ok)
-            fail(reason);
-    }
-
-    Status status() const { return m_error ? Status(*m_error) : Status::success(); }
-
-private:
-    const nlohmann::json *find(const char *key) const
-    {
-        if (!m_config.is_object())
-            return nullptr;
-        auto it = m_config.find(key);
-        return it == m_config.end() ? nullptr : &*it;
-    }
-    void fail(const char *key, const std::string &expected, const nlohmann::json &got)
-    {
-        fail(std::string("parameter '") + key + "' must be " + expected + ", got " + got.dump());
-    }
-    void fail(const std::string &reason)
-    {
-        if (!m_error)
-            m_error = Error::invalid(m_name, reason);
-    }
-
-    const std::string &m_name;
-    const nlohmann::json &m_config;
-    std::optional<Error> m_error;
-};
-
-// What GRU and LSTM share: units, activations, use_bias, return_sequences, initializers.
-void readCommon(ConfigReader &reader, RecurrentOptions &opt)
-{
-    reader.positiveInteger("units", opt.units);
-    reader.activation("activation", opt.activation);
-    reader.activation("recurrent_activation", opt.recurrentActivation);
-    reader.boolean("use_bias", opt.useBias);
-    reader.boolean("return_sequences", opt.returnSequences);
-    reader.initializer("kernel_initializer", opt.kernelInitializer);
-    reader.initializer("recurrent_initializer", opt.recurrentInitializer);
-    reader.initializer("bias_initializer", opt.biasInitializer);
-}
-
-const std::vector<std::string> kCommonKeys = {"units",           "activation",         "recurrent_activation",  "use_bias",
-                                              "return_sequences", "kernel_initializer", "recurrent_initializer", "bias_initializer"};
-
-std::vector<std::string> keysWith(const char *extra)
-{
-    std::vector<std::string> keys = kCommonKeys;
-    keys.emplace_back(extra);
-    return keys;
-}
-
-} // namespace
-
-Result<std::unique_ptr<Layer>> createGru(const std::string &name, const nlohmann::json &config)
-{
-    ConfigReader reader(name, config);
-    if (auto s = reader.checkKeys(keysWith("reset_after")); !s)
-        return s.error();
-    RecurrentOptions opt;
-    readCommon(reader, opt);
-    bool resetAfter = true;
-    reader.boolean("reset_after", resetAfter);
-    reader.require(resetAfter, "parameter 'reset_after' must be true: only the Keras 2+ default GRU (reset gate applied after the "
-                               "recurrent product, bias of shape (2, 3 * units)) is implemented");
-    if (auto s = reader.status(); !s)
-        return s.error();
-    return detail::makeGru(name, std::move(opt));
-}
-
-Result<std::unique_ptr<Layer>> createLstm(const std::string &name, const nlohmann::json &config)
-{
-    ConfigReader reader(name, config);
-    if (auto s = reader.checkKeys(keysWith("unit_forget_bias")); !s)
-        return s.error();
-    RecurrentOptions opt;
-    readCommon(reader, opt);
-    reader.boolean("unit_forget_bias", opt.unitForgetBias);
-    // Keras initialises the forget slice with ones and the rest with bias_initializer; only the
-    // constant initializers give a whole-vector initializer for that.
-    reader.require(!opt.useBias || !opt.unitForgetBias || opt.biasInitializer == "zeros" || opt.biasInitializer == "ones",
-                   "unit_forget_bias needs bias_initializer \"zeros\" or \"ones\", got \"" + opt.biasInitializer +
-                       "\" (set unit_forget_bias to false to use it)");
-    if (auto s = reader.status(); !s)
-        return s.error();
-    return detail::makeLstm(name, std::move(opt));
-}
-
-} // namespace sluice::train
+} // namespace sluice::train::detail

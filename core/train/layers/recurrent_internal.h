@@ -1,39 +1,19 @@
 #pragma once
-// Private to recurrent.cpp, gru.cpp and lstm.cpp: the options both recurrent layers are made
-// from and the vectorised gate arithmetic they share. Not a public header (models go through
-// createGru / createLstm, train/layers/recurrent.h).
+// Private to recurrent.cpp, gru.cpp and lstm.cpp: the vectorised gate arithmetic both recurrent
+// layers share. Not a public header (the layers are made by makeGru / makeLstm,
+// train/layers/recurrent.h).
 
-#include "train/layer.h"
+#include "train/layers/recurrent.h"
 
 #include <cstdint>
-#include <memory>
-#include <string>
+#include <utility>
 #include <vector>
 
 namespace sluice::train::detail {
 
-// The only activations the recurrent layers take (Keras's defaults and their swap).
-enum class GateActivation { Tanh, Sigmoid };
-
-struct RecurrentOptions
-{
-    std::int64_t units = 1;
-    GateActivation activation = GateActivation::Tanh;             // candidate (and LSTM cell output)
-    GateActivation recurrentActivation = GateActivation::Sigmoid; // gates
-    bool useBias = true;
-    bool returnSequences = false;
-    bool unitForgetBias = true; // LSTM only: forget-gate bias starts at 1
-    std::string kernelInitializer = "glorot_uniform";
-    std::string recurrentInitializer = "orthogonal";
-    std::string biasInitializer = "zeros";
-};
-
 // The LSTM bias initializer used with unit_forget_bias and bias_initializer "zeros": zeros
 // except the forget-gate slice [units, 2 units) of the (4 units,) bias, which is ones.
 inline constexpr const char *kLstmUnitForgetBias = "lstm_bias_unit_forget";
-
-std::unique_ptr<Layer> makeGru(std::string name, RecurrentOptions options);
-std::unique_ptr<Layer> makeLstm(std::string name, RecurrentOptions options);
 
 // build() of both: one input of per-sample shape (timesteps, features), both known and > 0.
 // Returns {timesteps, features}.
