@@ -135,6 +135,8 @@ int bench(const QStringList &arguments)
             continue;
         if (a == "pipeline")
             return benchPipeline(arguments);
+        if (a == "train")
+            return benchTrain(arguments);
         break;
     }
     return benchRead(arguments);

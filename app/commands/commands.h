@@ -12,6 +12,8 @@ int bench(const QStringList &arguments);
 int run(const QStringList &arguments);
 // `sluice bench pipeline` (bench_pipeline_command.cpp); bench() dispatches to it.
 int benchPipeline(const QStringList &arguments);
+// `sluice bench train` (bench_train_command.cpp); bench() dispatches to it.
+int benchTrain(const QStringList &arguments);
 int preview(const QStringList &arguments);
 int ops(const QStringList &arguments);
 

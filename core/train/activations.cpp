@@ -4,6 +4,10 @@
 #include <cmath>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace sluice::train {
 namespace {
 
@@ -17,6 +21,34 @@ float sigmoid(float x)
         return 1.0f / (1.0f + std::exp(-x));
     const float e = std::exp(x);
     return e / (1.0f + e);
+}
+
+// ReLU without a branch per element (random signs mispredict about half of them), four at a
+// time where SSE2 is there (all x86-64). Bit for bit what the scalar loops give:
+// max(0, x) as _mm_max_ps(0, x) keeps x where !(0 > x), as std::max(x, 0.0f) does (NaN, -0).
+void reluForward(const float *x, float *y, std::int64_t count)
+{
+    std::int64_t i = 0;
+#if defined(__SSE2__)
+    const __m128 zero = _mm_setzero_ps();
+    for (; i + 4 <= count; i += 4)
+        _mm_storeu_ps(y + i, _mm_max_ps(zero, _mm_loadu_ps(x + i)));
+#endif
+    for (; i < count; ++i)
+        y[i] = std::max(x[i], 0.0f);
+}
+
+// dx = y > 0 ? dy : 0 (dx may alias dy).
+void reluBackward(const float *y, const float *dy, float *dx, std::int64_t count)
+{
+    std::int64_t i = 0;
+#if defined(__SSE2__)
+    const __m128 zero = _mm_setzero_ps();
+    for (; i + 4 <= count; i += 4)
+        _mm_storeu_ps(dx + i, _mm_and_ps(_mm_cmpgt_ps(_mm_loadu_ps(y + i), zero), _mm_loadu_ps(dy + i)));
+#endif
+    for (; i < count; ++i)
+        dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
 }
 
 void softmaxRows(const float *x, float *y, std::int64_t rows, std::int64_t rowSize)
@@ -74,8 +106,7 @@ void activationForward(ActivationKind kind, const float *x, float *y, std::int64
             std::memmove(y, x, std::size_t(count) * sizeof(float));
         return;
     case ActivationKind::Relu:
-        for (std::int64_t i = 0; i < count; ++i)
-            y[i] = std::max(x[i], 0.0f);
+        reluForward(x, y, count);
         return;
     case ActivationKind::Gelu:
         for (std::int64_t i = 0; i < count; ++i)
@@ -104,8 +135,7 @@ void activationBackward(ActivationKind kind, const float *x, const float *y, con
             std::memmove(dx, dy, std::size_t(count) * sizeof(float));
         return;
     case ActivationKind::Relu: // y > 0 exactly where x > 0
-        for (std::int64_t i = 0; i < count; ++i)
-            dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+        reluBackward(y, dy, dx, count);
         return;
     case ActivationKind::Gelu: // d/dx x*Phi(x) = Phi(x) + x*phi(x)
         for (std::int64_t i = 0; i < count; ++i) {

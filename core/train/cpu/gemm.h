@@ -1,10 +1,10 @@
 #pragma once
 // Row-major matrix products for the CPU backend: C = alpha * op(A) * op(B) + beta * C, with
-// OpenBLAS's sgemm doing the arithmetic. Large products are split into blocks of C's rows (or
-// columns when C has few rows) that run as oneTBB tasks in the calling arena, each block a
-// single-threaded sgemm: one thread pool for the whole program (blueprint decision 2), and the
-// same result whatever the number of threads, because each element of C is always summed by
-// one sgemm call over the whole K dimension.
+// OpenBLAS's sgemm doing the arithmetic. Large products are split into blocks of C's rows or
+// columns (the longer dimension) that run as oneTBB tasks in the calling arena, each block a
+// single-threaded sgemm over the whole K dimension: one thread pool for the whole program
+// (blueprint decision 2), and the same result whatever the number of threads, because the
+// blocks depend on the shapes and the machine's CPU count only (gemm.cpp says why and how).
 //
 // Threading: any thread; call from inside the training arena to use its workers.
 

@@ -1,0 +1,62 @@
+#pragma once
+// The measurements behind `sluice bench train` (bench_train.cpp), kept out of the Qt translation
+// unit that parses the command line: they run on a oneTBB arena, and no Qt translation unit
+// sees oneTBB's headers (blueprint decision 2).
+//
+// Threading: one call at a time, from the command's thread.
+
+#include "io/error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sluice::commands {
+
+struct TrainBenchOptions
+{
+    std::vector<std::int64_t> widths{128, 256, 10}; // input, hidden..., output
+    std::string activation = "relu";                // of the hidden layers; the last is linear
+    std::string loss = "sparse_categorical_crossentropy"; // from logits; or "mse"
+    std::string optimizer = "adam";
+    double learningRate = 1e-3;
+    std::int64_t batch = 64;   // global batch
+    std::int64_t steps = 100;  // timed steps
+    std::int64_t warmup = 10;  // untimed steps first
+    int replicas = 1;
+    int threads = 0;           // 0: all cores
+    int distinctBatches = 4;   // pre-generated batches, used in turn
+    std::uint64_t seed = 1;
+};
+
+struct TrainBenchResult
+{
+    std::string mode;          // "step" (training step only) or "run" (the Trainer on a pipeline)
+    int threads = 0;
+    std::int64_t parameters = 0;
+    std::int64_t steps = 0;    // timed
+    std::int64_t warmup = 0;   // untimed steps before them
+    double seconds = 0;        // the timed steps, all of them
+    double samplesPerSecond = 0;
+    double stepMsMedian = 0, stepMsMean = 0;
+    double forwardBackwardMs = 0; // per step, mean (mode "step")
+    double reduceUpdateMs = 0;    // per step, mean: all-reduce + optimizer (mode "step")
+    double firstLoss = 0, lastLoss = 0;
+    nlohmann::json extra = nlohmann::json::object();
+};
+
+// The model JSON of an MLP: Dense layers of widths[1..], `activation` between them.
+nlohmann::json mlpModelJson(const TrainBenchOptions &options);
+
+// Forward, backward, all-reduce over the replicas and optimizer update of the engine's Replica
+// and Optimizer classes, as the Trainer runs them, over pre-generated batches.
+Result<TrainBenchResult> benchTrainingStep(const TrainBenchOptions &options);
+
+// The whole `sluice run` path on the same model: .npy files of batch x steps rows written to
+// `folder`, a project from_npy -> global_shuffle -> batch -> prefetch, the Trainer for two
+// epochs; the first is the warm-up, the second is timed (its epoch_end event).
+Result<TrainBenchResult> benchTrainingRun(const TrainBenchOptions &options, const std::string &folder);
+
+} // namespace sluice::commands

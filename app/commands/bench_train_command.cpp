@@ -1,0 +1,150 @@
+// sluice bench train: training throughput of an MLP on the CPU backend (samples/s, step time),
+// the figures of BENCHMARKS.md's training section. The measuring is in bench_train.cpp.
+#include "commands/bench_train.h"
+#include "commands/commands.h"
+
+#include "cli/cli_support.h"
+
+#include <QTemporaryDir>
+
+#include <cstdio>
+
+namespace sluice::commands {
+
+int benchTrain(const QStringList &arguments)
+{
+    QCommandLineParser parser;
+    parser.setApplicationDescription(
+        "Training throughput of an MLP (Dense layers, the given activation between them) on the CPU backend:\n"
+        "warm-up steps, then timed steps of forward, backward, all-reduce over the replicas and optimizer\n"
+        "update, over batches generated before timing. With --run, the whole `sluice run` path instead:\n"
+        "the Trainer on a from_npy -> global_shuffle -> batch -> prefetch pipeline over generated .npy\n"
+        "files, one warm-up epoch of --steps batches, then one timed epoch.\n\n"
+        "Example:\n  sluice bench train --widths 784,512,512,10 --batch 256 --steps 50 --threads 2 --json");
+    parser.addPositionalArgument("train", "The benchmark name.");
+    parser.addOption({"widths", "Layer widths, input first (default 128,256,10).", "LIST", "128,256,10"});
+    parser.addOption({"batch", "Global batch (default 64).", "N", "64"});
+    parser.addOption({"steps", "Timed steps (default 100).", "N", "100"});
+    parser.addOption({"warmup", "Untimed steps before them (default 10).", "N", "10"});
+    parser.addOption({"replicas", "Mirrored replicas (default 1).", "N", "1"});
+    parser.addOption({"threads", "Training arena threads (default: all cores).", "N", "0"});
+    parser.addOption({"optimizer", "adam, sgd, adamw or rmsprop (default adam).", "NAME", "adam"});
+    parser.addOption({"learning-rate", "Learning rate (default 0.001).", "LR", "0.001"});
+    parser.addOption({"activation", "Activation of the hidden layers (default relu).", "NAME", "relu"});
+    parser.addOption({"loss", "sparse_categorical_crossentropy (from logits, the default) or mse.", "NAME",
+                      "sparse_categorical_crossentropy"});
+    parser.addOption({"seed", "Seed of the weights and data (default 1).", "S", "1"});
+    parser.addOption({"run", "Time the whole `sluice run` path (pipeline and Trainer) instead of the step."});
+    parser.addOption({"json", "One JSON object on stdout."});
+    if (auto exit = cli::parseOrExit(parser, arguments))
+        return *exit;
+    if (parser.positionalArguments() != QStringList{"train"}) {
+        cli::printError("bench train", "usage: sluice bench train [options] (try 'sluice bench train --help')");
+        return cli::BadInput;
+    }
+
+    TrainBenchOptions o;
+    o.widths.clear();
+    for (const QString &w : parser.value("widths").split(',')) {
+        const auto n = cli::parseCount("widths", w, 1);
+        if (!n)
+            return cli::BadInput;
+        o.widths.push_back(std::int64_t(*n));
+    }
+    if (o.widths.size() < 2) {
+        cli::printError("--widths", "needs at least two widths (input and output), e.g. 128,256,10");
+        return cli::BadInput;
+    }
+    const auto batch = cli::parseCount("batch", parser.value("batch"), 1);
+    const auto steps = cli::parseCount("steps", parser.value("steps"), 1);
+    const auto warmup = cli::parseCount("warmup", parser.value("warmup"));
+    const auto replicas = cli::parseCount("replicas", parser.value("replicas"), 1);
+    const auto threads = cli::parseCount("threads", parser.value("threads"));
+    const auto seed = cli::parseCount("seed", parser.value("seed"));
+    if (!batch || !steps || !warmup || !replicas || !threads || !seed)
+        return cli::BadInput;
+    bool lrOk = false;
+    o.learningRate = parser.value("learning-rate").toDouble(&lrOk);
+    if (!lrOk || !(o.learningRate >= 0)) {
+        cli::printError("--learning-rate", "'" + parser.value("learning-rate").toStdString() + "' is not a non-negative number");
+        return cli::BadInput;
+    }
+    if (*replicas > std::uint64_t(*batch)) {
+        cli::printError("--replicas", "more replicas than rows in the batch");
+        return cli::BadInput;
+    }
+    o.batch = std::int64_t(*batch);
+    o.steps = std::int64_t(*steps);
+    o.warmup = std::int64_t(*warmup);
+    o.replicas = int(std::min<std::uint64_t>(*replicas, 256));
+    o.threads = int(std::min<std::uint64_t>(*threads, 1024));
+    o.seed = *seed;
+    o.optimizer = parser.value("optimizer").toStdString();
+    o.activation = parser.value("activation").toStdString();
+    o.loss = parser.value("loss").toStdString();
+    if (o.loss != "mse" && o.loss != "sparse_categorical_crossentropy") {
+        cli::printError("--loss", "'" + o.loss + "' is not sparse_categorical_crossentropy or mse");
+        return cli::BadInput;
+    }
+
+    Result<TrainBenchResult> result = Error::invalid("bench train", "not run");
+    if (parser.isSet("run")) {
+        QTemporaryDir folder;
+        if (!folder.isValid()) {
+            cli::printError("bench train", "cannot create a temporary folder: " + folder.errorString().toStdString());
+            return cli::RunFailed;
+        }
+        result = benchTrainingRun(o, folder.path().toStdString());
+    } else {
+        result = benchTrainingStep(o);
+    }
+    if (!result) {
+        cli::printError(result.error());
+        return result.error().kind == Error::Kind::InvalidArgument ? int(cli::BadInput) : int(cli::RunFailed);
+    }
+    const TrainBenchResult &r = *result;
+    std::string widths;
+    for (auto w : o.widths)
+        widths += (widths.empty() ? "" : ",") + std::to_string(w);
+
+    if (parser.isSet("json")) {
+        nlohmann::json j{{"tool", "sluice"},
+                         {"benchmark", "train"},
+                         {"mode", r.mode},
+                         {"widths", o.widths},
+                         {"config", widths + "@" + std::to_string(o.batch)},
+                         {"batch", o.batch},
+                         {"activation", o.activation},
+                         {"loss", o.loss},
+                         {"optimizer", o.optimizer},
+                         {"replicas", o.replicas},
+                         {"threads", r.threads},
+                         {"parameters", r.parameters},
+                         {"warmup", r.warmup},
+                         {"steps", r.steps},
+                         {"seconds", r.seconds},
+                         {"samples_per_s", r.samplesPerSecond},
+                         {"step_ms_median", r.stepMsMedian},
+                         {"step_ms_mean", r.stepMsMean},
+                         {"first_loss", r.firstLoss},
+                         {"last_loss", r.lastLoss}};
+        if (r.mode == "step") {
+            j["forward_backward_ms"] = r.forwardBackwardMs;
+            j["reduce_update_ms"] = r.reduceUpdateMs;
+        }
+        j.update(r.extra);
+        std::printf("%s\n", j.dump().c_str());
+        return cli::Success;
+    }
+    std::printf("bench train %s: MLP %s (%s), %lld parameters, batch %lld, %s, %s, %d replica%s, %d threads\n",
+                r.mode == "run" ? "(sluice run path)" : "(training step)", widths.c_str(), o.activation.c_str(), (long long)r.parameters,
+                (long long)o.batch, o.loss.c_str(), o.optimizer.c_str(), o.replicas, o.replicas == 1 ? "" : "s", r.threads);
+    std::printf("  samples/s        %.0f\n", r.samplesPerSecond);
+    std::printf("  step             %.3f ms median, %.3f ms mean over %lld steps\n", r.stepMsMedian, r.stepMsMean, (long long)r.steps);
+    if (r.mode == "step")
+        std::printf("    forward+backward %.3f ms, all-reduce+update %.3f ms (means)\n", r.forwardBackwardMs, r.reduceUpdateMs);
+    std::printf("  loss             %.4f -> %.4f\n", r.firstLoss, r.lastLoss);
+    return cli::Success;
+}
+
+} // namespace sluice::commands
