@@ -53,19 +53,8 @@ void reluBackward(const float *y, const float *dy, float *dx, std::int64_t count
 
 void softmaxRows(const float *x, float *y, std::int64_t rows, std::int64_t rowSize)
 {
-    for (std::int64_t r = 0; r < rows; ++r) {
-        const float *xr = x + r * rowSize;
-        float *yr = y + r * rowSize;
-        const float top = *std::max_element(xr, xr + rowSize);
-        double sum = 0;
-        for (std::int64_t i = 0; i < rowSize; ++i) {
-            yr[i] = std::exp(xr[i] - top);
-            sum += yr[i];
-        }
-        const float inv = float(1.0 / sum);
-        for (std::int64_t i = 0; i < rowSize; ++i)
-            yr[i] *= inv;
-    }
+    for (std::int64_t r = 0; r < rows; ++r)
+        softmaxRow(x + r * rowSize, rowSize, y + r * rowSize);
 }
 
 } // namespace
@@ -167,6 +156,20 @@ void activationBackward(ActivationKind kind, const float *x, const float *y, con
         }
         return;
     }
+}
+
+double softmaxRow(const float *x, std::int64_t count, float *out)
+{
+    const float top = *std::max_element(x, x + count);
+    double sum = 0;
+    for (std::int64_t i = 0; i < count; ++i) {
+        out[i] = std::exp(x[i] - top);
+        sum += out[i];
+    }
+    const float inv = float(1.0 / sum);
+    for (std::int64_t i = 0; i < count; ++i)
+        out[i] *= inv;
+    return double(top) + std::log(sum);
 }
 
 } // namespace sluice::train

@@ -17,6 +17,10 @@ enum class ActivationKind { Linear, Relu, Gelu, Tanh, Sigmoid, Softmax };
 Result<ActivationKind> parseActivation(const std::string &name);
 const std::vector<std::string> &knownActivations();
 
+// Softmax of one row of `count` values into `out` (in place allowed); returns log(sum(exp(x))),
+// the log-sum-exp the cross-entropy losses need.
+double softmaxRow(const float *x, std::int64_t count, float *out);
+
 // y = f(x) over `count` values laid out as rows of `rowSize` (softmax works per row). In place allowed.
 void activationForward(ActivationKind kind, const float *x, float *y, std::int64_t count, std::int64_t rowSize);
 // dx = dy * f'(x), from x and y = f(x) (whichever is cheaper is used). dx may alias dy; x may

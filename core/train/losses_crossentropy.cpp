@@ -9,6 +9,7 @@
 //               cross-entropy of log c: -log(c_y / sum c)
 // The per-sample loss sums over the class axis and averages over any other (time) axes.
 // Clipping passes no gradient outside [eps, 1-eps], as tf.clip_by_value.
+#include "train/activations.h"
 #include "train/losses_internal.h"
 
 #include <algorithm>
@@ -85,20 +86,6 @@ private:
     float m_smoothing;
 };
 
-// Softmax of `x` (C values) into `out`; returns log(sum(exp(x))) (log-sum-exp).
-double softmax(const float *x, std::int64_t classes, float *out)
-{
-    const float m = *std::max_element(x, x + classes);
-    double s = 0;
-    for (std::int64_t k = 0; k < classes; ++k) {
-        out[k] = std::exp(x[k] - m);
-        s += out[k];
-    }
-    const float inv = float(1.0 / s);
-    for (std::int64_t k = 0; k < classes; ++k)
-        out[k] *= inv;
-    return double(m) + std::log(s);
-}
 
 // The class index a float target names: rounded; NaN reads as class 0 and indices outside
 // [0, classes) are clamped to the nearest class. Keras would fail inside the op; the trainer
@@ -174,7 +161,7 @@ private:
             t[j] = m_smoothing != 0 ? target[j] * (1.0f - m_smoothing) + k : target[j];
         double loss = 0;
         if (m_fromLogits) {
-            const double lse = softmax(x, classes, prob);
+            const double lse = softmaxRow(x, classes, prob);
             float tsum = 0;
             for (std::int64_t j = 0; j < classes; ++j) {
                 loss += double(t[j]) * (lse - double(x[j]));
@@ -208,7 +195,7 @@ private:
     double sparse(const float *x, std::int64_t y, std::int64_t classes, float *prob, float *d, float c) const
     {
         if (m_fromLogits) {
-            const double lse = softmax(x, classes, prob);
+            const double lse = softmaxRow(x, classes, prob);
             if (d) {
                 for (std::int64_t j = 0; j < classes; ++j)
                     d[j] = c * prob[j];
