@@ -192,6 +192,36 @@ private Q_SLOTS:
         }
     }
 
+    // A run that ended at an epoch's end (as one killed just after its epoch checkpoint), resumed
+    // for more epochs, continues exactly as a run that went on.
+    void resumeFromAnEpochCheckpoint()
+    {
+        auto doc = trainingProject(multiInputModel(0.2),
+                                   {{"epochs", 3}, {"seed", 8}, {"optimizer", "adam"}, {"validation", {{"split", 0.25}}}}, 32,
+                                   {{{"id", "shuffle"}, {"op", "global_shuffle"}, {"params", {{"seed", 4}}}}});
+        auto uninterrupted = runTraining(doc, dir());
+        QVERIFY2(uninterrupted.error.empty(), uninterrupted.error.c_str());
+        train::TrainerOptions options;
+        options.checkpointDir = dir() + "/epoch-checkpoint";
+        doc["training"]["epochs"] = 1;
+        auto first = runTraining(doc, dir(), options);
+        QVERIFY2(first.error.empty(), first.error.c_str());
+        doc["training"]["epochs"] = 3;
+        options.resume = true;
+        auto resumed = runTraining(doc, dir(), options);
+        QVERIFY2(resumed.error.empty(), resumed.error.c_str());
+        QVERIFY(resumed.weights == uninterrupted.weights);
+        const auto ends = resumed.eventsOf("epoch_end");
+        QCOMPARE(ends.size(), std::size_t(2));
+        for (auto e : ends) {
+            auto want = uninterrupted.eventsOf("epoch_end").at(std::size_t(e["epoch"].get<int>() - 1));
+            for (auto *j : {&e, &want})
+                for (const char *timing : {"seconds", "samples_per_s"})
+                    j->erase(timing);
+            QVERIFY2(e == want, qPrintable(QString::fromStdString(e.dump() + "\n" + want.dump())));
+        }
+    }
+
     void checkpointsAreKeptAndPruned()
     {
         const auto doc = trainingProject(mlpModel(), {{"epochs", 2}, {"checkpoint", {{"every_steps", 1}, {"keep", 3}}}}, 32);

@@ -1,0 +1,306 @@
+// The Trainer's epoch loop: read a batch, agree on it with the other processes, train on it,
+// report, checkpoint; then the epoch's end (validation, metrics, checkpoint).
+#include "train/trainer_impl.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sluice::train {
+
+void Trainer::Impl::resetEpoch()
+{
+    train.reset(model->outputs().size());
+    held.reset(model->outputs().size());
+    for (auto &rep : replicas)
+        rep->resetMetrics();
+    for (auto &rep : validationReplicas)
+        rep->resetMetrics();
+}
+
+void Trainer::Impl::restoreMetricStates(const nlohmann::json &trainStates, const nlohmann::json &heldStates)
+{
+    auto restore = [](std::vector<std::unique_ptr<Replica>> &reps, const nlohmann::json &states) {
+        std::size_t k = 0;
+        for (auto &rep : reps)
+            for (auto &out : rep->metrics())
+                for (auto &m : out)
+                    if (states.is_array() && k < states.size())
+                        m->setState(states[k++].get<std::vector<double>>());
+    };
+    restore(replicas, trainStates);
+    restore(validationReplicas, heldStates);
+}
+
+Result<std::vector<double>> Trainer::Impl::trainStep(const std::optional<pipeline::Element> &batch, std::int64_t rows, double globalRows, int epoch)
+{
+    SliceResult result;
+    if (batch) {
+        result = runBatch(*batch, rows, globalRows, true, replicas);
+    } else {
+        // This process has no rows in the last global batch: it adds zero gradients.
+        result.outputLossSums.assign(model->outputs().size(), 0.0);
+        for (auto &rep : replicas)
+            std::fill(rep->gradients().begin(), rep->gradients().end(), 0.0f);
+    }
+    std::vector<double> sums = result.outputLossSums;
+    sums.push_back(result.finite ? 0.0 : 1.0);
+    if (auto s = reducer->sumAcrossProcesses(sums); !s.ok())
+        return s.error();
+    const bool finite = sums.back() == 0 && std::all_of(sums.begin(), sums.end() - 1, [](double v) { return std::isfinite(v); });
+    sums.pop_back();
+    if (!finite) {
+        std::string which;
+        for (std::size_t o = 0; o < model->outputs().size(); ++o)
+            if (!std::isfinite(sums[o]))
+                which += (which.empty() ? "" : ", ") + model->outputs()[o].name;
+        return Error::invalid("training", "the loss became NaN or infinite at step " + std::to_string(step + 1) + " (epoch " + std::to_string(epoch + 1) +
+                                              ", output " + (which.empty() ? std::string("?") : which) +
+                                              "): lower the learning rate, clip gradients (global_clipnorm) or check the data");
+    }
+    std::vector<std::vector<float> *> buffers;
+    for (auto &rep : replicas)
+        buffers.push_back(&rep->gradients());
+    Status reduced = Status::success();
+    const double lr = schedule->at(step);
+    inArena([&] {
+        reduced = reducer->sum(buffers);
+        if (reduced.ok()) {
+            if (config.globalClipnorm > 0)
+                clipByGlobalNorm(*buffers[0], config.globalClipnorm);
+            optimizer->apply(weights, *buffers[0], float(lr), step + 1);
+        }
+    });
+    if (!reduced.ok())
+        return reduced.error();
+    ++step;
+    train.rows += globalRows;
+    for (std::size_t o = 0; o < sums.size(); ++o)
+        train.outputLoss[o] += sums[o];
+    return sums;
+}
+
+void Trainer::Impl::reportProgress(int epoch, std::int64_t batchInEpoch, double epochRows, Clock::time_point epochStart, double batchLoss, double lr)
+{
+    const auto now = Clock::now();
+    if (std::chrono::duration<double>(now - lastStepEvent).count() >= options.stepEventInterval) {
+        lastStepEvent = now;
+        const double elapsed = secondsSince(epochStart);
+        emit({{"event", "step"},
+              {"step", step},
+              {"epoch", epoch + 1},
+              {"batch", batchInEpoch},
+              {"loss", train.loss(*model)},
+              {"batch_loss", batchLoss},
+              {"learning_rate", lr},
+              {"samples_per_s", elapsed > 0 ? epochRows / elapsed : 0.0},
+              {"cardinality", pipeline->cardinality()}});
+    }
+    if (std::chrono::duration<double>(now - lastStatsEvent).count() >= options.statsEventInterval) {
+        lastStatsEvent = now;
+        auto stats = pipeline->snapshot().toJson();
+        stats["event"] = "stats";
+        emit(stats);
+    }
+}
+
+Result<nlohmann::json> Trainer::Impl::epochEndEvent(int epoch, std::int64_t heldEvery, double epochRows, Clock::time_point epochStart)
+{
+    const auto &outputs = model->outputs();
+    nlohmann::json event{{"event", "epoch_end"}, {"epoch", epoch + 1}, {"step", step}};
+    event["loss"] = train.loss(*model);
+    if (outputs.size() > 1)
+        for (std::size_t o = 0; o < outputs.size(); ++o)
+            event[outputs[o].name + "_loss"] = train.rows > 0 ? train.outputLoss[o] / train.rows : 0.0;
+    event.update(metricValues(replicas, "", true));
+    Totals val;
+    bool haveValidation = false;
+    if (validation) {
+        if (auto s = evaluateValidationNode(val); !s.ok())
+            return s.error();
+        haveValidation = true;
+        event.update(metricValues(validationReplicas, "val_", false));
+    } else if (heldEvery) {
+        std::vector<double> sums = held.outputLoss;
+        sums.push_back(held.rows);
+        if (auto s = reducer->sumAcrossProcesses(sums); !s.ok())
+            return s.error();
+        val.rows = sums.back();
+        val.outputLoss.assign(sums.begin(), sums.end() - 1);
+        haveValidation = true;
+        event.update(metricValues(validationReplicas, "val_", true));
+    }
+    if (haveValidation) {
+        event["val_loss"] = val.loss(*model);
+        if (outputs.size() > 1)
+            for (std::size_t o = 0; o < outputs.size(); ++o)
+                event["val_" + outputs[o].name + "_loss"] = val.rows > 0 ? val.outputLoss[o] / val.rows : 0.0;
+    }
+    const double seconds = secondsSince(epochStart);
+    event["seconds"] = seconds;
+    event["samples_per_s"] = seconds > 0 ? epochRows / seconds : 0.0;
+    event["learning_rate"] = schedule->at(step);
+    return event;
+}
+
+RunOutcome Trainer::run()
+{
+    Impl &impl = *m_impl;
+    const Model &model = *impl.model;
+    RunOutcome outcome;
+    auto fail = [&](Error e) {
+        outcome.status = RunStatus::Failed;
+        outcome.error = std::move(e);
+        outcome.steps = impl.step;
+        impl.emit({{"event", "run_end"}, {"status", "failed"}, {"error", outcome.error->message()}, {"step", impl.step}});
+        return outcome;
+    };
+    auto cancelled = [&](int epoch) {
+        outcome.status = RunStatus::Cancelled;
+        outcome.steps = impl.step;
+        impl.emit({{"event", "run_end"}, {"status", "cancelled"}, {"step", impl.step}, {"epoch", epoch}});
+        return outcome;
+    };
+
+    int startEpoch = 0;
+    std::int64_t skipBatches = 0, resumedStepInEpoch = 0;
+    std::vector<std::uint64_t> resumeCounters;
+    nlohmann::json resumeMetrics, resumeHeldMetrics;
+    if (impl.options.resume) {
+        auto state = impl.resumeFromCheckpoint();
+        if (!state)
+            return fail(state.error());
+        impl.step = state->value("step", std::int64_t(0));
+        startEpoch = state->value("epoch", 0);
+        skipBatches = state->value("batch_in_epoch", std::int64_t(0));
+        resumedStepInEpoch = state->value("step_in_epoch", std::int64_t(0));
+        resumeCounters = (*state)["pass_counters"].get<std::vector<std::uint64_t>>();
+        if (impl.validation)
+            impl.validation->setPassCounters((*state)["validation_pass_counters"].get<std::vector<std::uint64_t>>());
+        impl.train.fromJson((*state)["train_totals"]);
+        impl.held.fromJson((*state)["held_totals"]);
+        resumeMetrics = (*state)["metric_states"];
+        resumeHeldMetrics = state->value("held_metric_states", nlohmann::json::array());
+    } else if (auto s = impl.reducer->broadcastFromFirst(impl.weights); !s.ok()) {
+        return fail(s.error());
+    }
+
+    std::int64_t parameters = 0;
+    for (const auto &p : model.parameters())
+        parameters += std::int64_t(p.count);
+    impl.emit({{"event", "run_start"},
+               {"model", model.summary()},
+               {"parameters", parameters},
+               {"replicas", impl.replicaCount()},
+               {"processes", impl.workers()},
+               {"reducer", impl.reducer->name()},
+               {"sharding", impl.shardingPolicy},
+               {"optimizer", impl.optimizer->name()},
+               {"epochs", impl.config.epochs},
+               {"start_step", impl.step},
+               {"start_epoch", startEpoch}});
+
+    const std::int64_t heldEvery = impl.config.validationSplit > 0 ? std::max<std::int64_t>(2, std::llround(1.0 / impl.config.validationSplit)) : 0;
+    double fullGlobalBatch = 0;
+    for (int epoch = startEpoch; epoch < impl.config.epochs; ++epoch) {
+        const bool resuming = epoch == startEpoch && impl.options.resume;
+        impl.pipeline->restart();
+        if (resuming && !impl.pipeline->setPassCounters(resumeCounters))
+            return fail(Error::invalid(impl.options.checkpointDir, "the checkpoint was written for another pipeline"));
+        const std::vector<std::uint64_t> epochCounters = impl.pipeline->passCounters();
+        if (resuming)
+            impl.restoreMetricStates(resumeMetrics, resumeHeldMetrics);
+        else
+            impl.resetEpoch();
+        const auto epochStart = Clock::now();
+        double epochRows = 0;
+        std::int64_t batchInEpoch = 0, stepInEpoch = resuming ? resumedStepInEpoch : 0;
+        std::int64_t skip = resuming ? skipBatches : 0;
+        bool localEnded = false;
+        for (;;) {
+            if (impl.config.stepsPerEpoch > 0 && stepInEpoch >= impl.config.stepsPerEpoch && skip == 0)
+                break;
+            std::optional<pipeline::Element> batch;
+            if (!localEnded) {
+                auto next = impl.pipeline->next();
+                if (!next) {
+                    if (impl.cancelRequested() && impl.pipeline->cancelled())
+                        break;
+                    return fail(next.error());
+                }
+                batch = std::move(*next);
+                localEnded = !batch;
+            }
+            std::int64_t rows = 0;
+            if (batch) {
+                auto r = batchRows(model, *batch);
+                if (!r)
+                    return fail(r.error());
+                rows = *r;
+            }
+            // Every process takes the same path: agree on the global batch and on cancelling.
+            std::vector<double> agree{double(rows), batch ? 1.0 : 0.0, impl.cancelRequested() ? 1.0 : 0.0};
+            if (auto s = impl.reducer->sumAcrossProcesses(agree); !s.ok())
+                return fail(s.error());
+            if (agree[2] > 0 && skip == 0) {
+                // The batch just read is not trained on: the checkpoint's position counts only the
+                // batches before it, so a resumed run reads it again.
+                if (auto s = impl.saveCheckpointAt(epoch, batchInEpoch, stepInEpoch, epochCounters); !s.ok())
+                    return fail(s.error());
+                return cancelled(epoch);
+            }
+            if (agree[1] == 0)
+                break; // every process has finished its pass
+            ++batchInEpoch;
+            if (skip > 0) {
+                --skip;
+                continue;
+            }
+            const double globalRows = agree[0];
+            if (heldEvery && batchInEpoch % heldEvery == 0) {
+                const auto result = batch ? impl.runBatch(*batch, rows, globalRows, false, impl.validationReplicas) : SliceResult{};
+                impl.held.rows += double(rows);
+                for (std::size_t o = 0; o < result.outputLossSums.size(); ++o)
+                    impl.held.outputLoss[o] += result.outputLossSums[o];
+                continue;
+            }
+            if (fullGlobalBatch == 0)
+                fullGlobalBatch = globalRows;
+            if (impl.config.dropRemainder && globalRows < fullGlobalBatch)
+                continue;
+
+            const double lr = impl.schedule->at(impl.step);
+            auto sums = impl.trainStep(batch, rows, globalRows, epoch);
+            if (!sums)
+                return fail(sums.error());
+            ++stepInEpoch;
+            epochRows += globalRows;
+            double batchLoss = 0;
+            for (std::size_t o = 0; o < model.outputs().size(); ++o)
+                batchLoss += double(model.outputs()[o].lossWeight) * (*sums)[o];
+            impl.reportProgress(epoch, batchInEpoch, epochRows, epochStart, batchLoss / globalRows, lr);
+            if (impl.config.checkpoint.everySteps > 0 && impl.step % impl.config.checkpoint.everySteps == 0)
+                if (auto s = impl.saveCheckpointAt(epoch, batchInEpoch, stepInEpoch, epochCounters); !s.ok())
+                    return fail(s.error());
+        }
+        if (impl.cancelRequested())
+            return cancelled(epoch);
+
+        auto event = impl.epochEndEvent(epoch, heldEvery, epochRows, epochStart);
+        if (!event)
+            return fail(event.error());
+        impl.emit(*event);
+        outcome.epochs = epoch + 1;
+        if (impl.config.checkpoint.everyEpoch) {
+            impl.resetEpoch();
+            // The next pass has not started: its orders follow from the counters as they are now.
+            if (auto s = impl.saveCheckpointAt(epoch + 1, 0, 0, impl.pipeline->passCounters()); !s.ok())
+                return fail(s.error());
+        }
+    }
+    outcome.status = RunStatus::Ok;
+    outcome.steps = impl.step;
+    impl.emit({{"event", "run_end"}, {"status", "ok"}, {"step", impl.step}, {"epochs", outcome.epochs}});
+    return outcome;
+}
+
+} // namespace sluice::train
