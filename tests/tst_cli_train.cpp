@@ -170,6 +170,18 @@ private Q_SLOTS:
         QVERIFY2(r.err.startsWith("sluice: "), qPrintable(r.err));
     }
 
+    void outFolderOfAnEarlierRunIsKept()
+    {
+        const QString out = dir() + "/kept";
+        auto first = runSluice({"run", m_project, "--out", out, "--epochs", "1"});
+        QVERIFY2(first.exitCode == 0, qPrintable(first.err));
+        const std::string events = readFile((out + "/events.jsonl").toStdString());
+        auto again = runSluice({"run", m_project, "--out", out});
+        QCOMPARE(again.exitCode, 2);
+        QVERIFY2(again.err.contains("holds an earlier run"), qPrintable(again.err));
+        QCOMPARE(readFile((out + "/events.jsonl").toStdString()), events);
+    }
+
     void failedRunExitsWith1()
     {
         auto r = runSluice({"run", m_project, "--set", "training.optimizer={\"type\":\"sgd\",\"learning_rate\":1e9}"});

@@ -107,6 +107,11 @@ int runTraining(const QCommandLineParser &parser, Project project)
         report(Error::invalid("--resume", "needs --out DIR: the folder of the run to continue (its checkpoints/)"));
         return endWith(cli::BadInput, processes);
     }
+    if (!resume && !outDir.empty() && (std::filesystem::exists(outDir + "/events.jsonl") || std::filesystem::exists(outDir + "/checkpoints"))) {
+        // Never overwrite a run's record (nor mix its checkpoints with a new run's).
+        report(Error::invalid("--out " + outDir, "holds an earlier run (events.jsonl, checkpoints/): continue it with --resume, or choose another folder"));
+        return endWith(cli::BadInput, processes);
+    }
 
     cli::RunOutput::Options outputOptions;
     outputOptions.json = parser.isSet("json");
