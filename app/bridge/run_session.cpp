@@ -1,0 +1,313 @@
+#include "bridge/run_session.h"
+
+#include "pipeline/pipeline.h"
+#include "train/trainer.h"
+#include "train/training_config.h"
+
+#include <QJsonDocument>
+#include <QPointer>
+
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+namespace sluice::bridge {
+
+namespace {
+
+constexpr int kTickMs = 40; // at most 25 updates a second
+
+QJsonObject toQt(const nlohmann::json &j)
+{
+    return QJsonDocument::fromJson(QByteArray::fromStdString(j.dump())).object();
+}
+
+} // namespace
+
+// One run: built in the owner's thread, executed on `thread`, read by the owner's timer.
+struct RunSession::Run
+{
+    quint64 id = 0;
+    std::unique_ptr<train::Trainer> trainer;     // training runs; used by the worker, cancelled from the owner
+    std::unique_ptr<pipeline::Pipeline> pipe;    // pipeline-only runs; idem
+    std::atomic<bool> cancel{false};             // any thread
+
+    std::mutex mutex;
+    QList<QJsonObject> events;         // GUARDED_BY(mutex): not yet delivered, in order
+    std::optional<QJsonObject> stats;  // GUARDED_BY(mutex): the latest snapshot not yet delivered
+    bool done = false;                 // GUARDED_BY(mutex): set last by the worker, after every append
+    Status status = Status::Ok;        // GUARDED_BY(mutex): valid once done
+    QString error;                     // GUARDED_BY(mutex): valid once done
+
+    std::thread thread; // started last, joined first
+
+    ~Run()
+    {
+        requestStop();
+        if (thread.joinable())
+            thread.join();
+    }
+
+    void requestStop()
+    {
+        cancel = true;
+        if (pipe)
+            pipe->cancel();
+        // trainer: polls `cancel` through TrainerOptions::cancelFlag between steps.
+    }
+
+    // Worker thread.
+    void append(const nlohmann::json &event)
+    {
+        const bool isStats = event.value("event", std::string()) == "stats";
+        QJsonObject object = toQt(event); // converted here, not in the owner's thread
+        std::lock_guard lock(mutex);
+        if (isStats)
+            stats = std::move(object);
+        else
+            events.append(std::move(object));
+    }
+
+    void setStats(const pipeline::PipelineSnapshot &snapshot)
+    {
+        QJsonObject object = toQt(snapshot.toJson());
+        std::lock_guard lock(mutex);
+        stats = std::move(object);
+    }
+
+    void end(Status s, const QString &message)
+    {
+        std::lock_guard lock(mutex);
+        status = s;
+        error = message;
+        done = true;
+    }
+
+    void train()
+    {
+        const train::RunOutcome outcome = trainer->run();
+        switch (outcome.status) {
+        case train::RunStatus::Ok:
+            end(Status::Ok, {});
+            break;
+        case train::RunStatus::Cancelled:
+            end(Status::Cancelled, {});
+            break;
+        case train::RunStatus::Failed:
+            end(Status::Failed, QString::fromStdString(outcome.error ? outcome.error->message() : std::string("training failed")));
+            break;
+        }
+    }
+
+    // Iterates the pipeline as `sluice run` does for a pipeline-only project.
+    void iterate(int passes)
+    {
+        const auto start = std::chrono::steady_clock::now();
+        const int observer = pipe->sink().subscribe([this](const pipeline::PipelineSnapshot &s) { setStats(s); });
+        append({{"event", "run_start"}, {"kind", "pipeline"}, {"output", pipe->outputNode()}, {"cardinality", pipe->cardinality()}});
+        Status outcome = Status::Ok;
+        std::string failure;
+        int pass = 1;
+        std::uint64_t elements = 0;
+        for (;;) {
+            if (cancel) {
+                outcome = Status::Cancelled;
+                break;
+            }
+            auto r = pipe->next();
+            if (!r.ok()) {
+                if (pipe->cancelled() && r.error().reason == "cancelled") {
+                    outcome = Status::Cancelled;
+                } else {
+                    outcome = Status::Failed;
+                    failure = r.error().message();
+                }
+                break;
+            }
+            if (!*r) {
+                if (pass >= passes || elements == 0)
+                    break;
+                ++pass;
+                pipe->restart();
+                continue;
+            }
+            ++elements;
+        }
+        pipe->sink().unsubscribe(observer);
+        const pipeline::PipelineSnapshot snapshot = pipe->snapshot();
+        setStats(snapshot);
+        nlohmann::json endEvent{{"event", "run_end"},
+                                {"status", statusName(outcome).toStdString()},
+                                {"passes", pass},
+                                {"elements", elements},
+                                {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()}};
+        if (!failure.empty())
+            endEvent["error"] = failure;
+        append(endEvent);
+        end(outcome, QString::fromStdString(failure));
+    }
+
+    void work(int passes)
+    {
+        try {
+            if (trainer)
+                train();
+            else
+                iterate(passes);
+        } catch (const std::exception &e) {
+            end(Status::Failed, QStringLiteral("run: %1").arg(QString::fromUtf8(e.what())));
+        } catch (...) {
+            end(Status::Failed, QStringLiteral("run: unknown error"));
+        }
+    }
+};
+
+RunSession::RunSession(QObject *parent) : QObject(parent)
+{
+    m_timer.setInterval(kTickMs);
+    m_timer.setTimerType(Qt::CoarseTimer);
+    connect(&m_timer, &QTimer::timeout, this, &RunSession::drain);
+}
+
+RunSession::~RunSession()
+{
+    m_timer.stop();
+    // Ask every run to stop first, then join them (~Run): the waits overlap.
+    if (m_run)
+        m_run->requestStop();
+    for (auto &r : m_retired)
+        r->requestStop();
+    m_run.reset();
+    m_retired.clear();
+}
+
+QString RunSession::statusName(Status status)
+{
+    switch (status) {
+    case Status::Ok:
+        return QStringLiteral("ok");
+    case Status::Failed:
+        return QStringLiteral("failed");
+    case Status::Cancelled:
+        return QStringLiteral("cancelled");
+    }
+    return QStringLiteral("failed");
+}
+
+std::optional<QString> RunSession::start(const Project &project, const Options &options)
+{
+    // Everything that can be wrong with the input is found here, before a thread starts; a
+    // failure leaves a run in progress untouched.
+    auto run = std::make_unique<Run>();
+    Kind kind = Kind::Training;
+    if (!project.model.is_null()) {
+        auto config = train::parseTrainingConfig(project);
+        if (!config)
+            return QString::fromStdString(config.error().message());
+        if (options.epochs) {
+            if (*options.epochs < 1)
+                return QStringLiteral("epochs: must be at least 1 (got %1)").arg(*options.epochs);
+            config->epochs = *options.epochs;
+        }
+        train::TrainerOptions trainerOptions;
+        trainerOptions.checkpointDir = options.checkpointDir;
+        trainerOptions.cancelFlag = &run->cancel;
+        trainerOptions.stepEventInterval = options.stepEventInterval;
+        trainerOptions.statsEventInterval = options.statsInterval;
+        Run *target = run.get();
+        trainerOptions.onEvent = [target](const nlohmann::json &e) { target->append(e); };
+        auto trainer = train::Trainer::create(project, *config, std::move(trainerOptions));
+        if (!trainer)
+            return QString::fromStdString(trainer.error().message());
+        run->trainer = std::move(*trainer);
+    } else {
+        if (options.passes < 1)
+            return QStringLiteral("passes: must be at least 1 (got %1)").arg(options.passes);
+        kind = Kind::Pipeline;
+        pipeline::PipelineOptions pipelineOptions;
+        pipelineOptions.statsInterval = std::chrono::milliseconds(std::max<std::int64_t>(10, std::int64_t(options.statsInterval * 1000)));
+        auto pipe = pipeline::Pipeline::build(project, pipelineOptions);
+        if (!pipe)
+            return QString::fromStdString(pipe.error().message());
+        run->pipe = std::move(*pipe);
+    }
+
+    if (m_run)
+        retire(std::move(m_run)); // superseded: nothing more of it is emitted
+    run->id = ++m_lastRunId;
+    m_kind = kind;
+    Run *raw = run.get();
+    const int passes = options.passes;
+    run->thread = std::thread([raw, passes] { raw->work(passes); });
+    m_run = std::move(run);
+    if (!m_timer.isActive())
+        m_timer.start();
+    return std::nullopt;
+}
+
+void RunSession::stop()
+{
+    if (m_run)
+        m_run->requestStop();
+}
+
+void RunSession::retire(std::unique_ptr<Run> run)
+{
+    run->requestStop();
+    m_retired.push_back(std::move(run));
+}
+
+void RunSession::drain()
+{
+    // Superseded runs: join and free those that have ended; their results are dropped.
+    for (auto it = m_retired.begin(); it != m_retired.end();) {
+        bool done;
+        {
+            std::lock_guard lock((*it)->mutex);
+            done = (*it)->done;
+        }
+        it = done ? m_retired.erase(it) : it + 1; // ~Run joins a thread that is about to return
+    }
+    if (!m_run) {
+        if (m_retired.empty())
+            m_timer.stop();
+        return;
+    }
+
+    Run *run = m_run.get();
+    const quint64 id = run->id;
+    QList<QJsonObject> events;
+    std::optional<QJsonObject> stats;
+    bool done;
+    Status status;
+    QString error;
+    {
+        std::lock_guard lock(run->mutex);
+        events.swap(run->events);
+        stats.swap(run->stats);
+        done = run->done; // read with the buffers: after done, the worker appends nothing more
+        status = run->status;
+        error = run->error;
+    }
+
+    // A slot may start another run (this one is then superseded) or delete this session.
+    QPointer<RunSession> self(this);
+    auto stillCurrent = [&] { return self && m_run.get() == run; };
+    if (!events.isEmpty())
+        Q_EMIT runEvents(id, events);
+    if (!stillCurrent())
+        return;
+    if (stats)
+        Q_EMIT pipelineStats(id, *stats);
+    if (!stillCurrent() || !done)
+        return;
+    std::unique_ptr<Run> ended = std::move(m_run); // isRunning() is false from here
+    ended.reset();                                 // joins the worker, which has returned or is returning
+    if (m_retired.empty())
+        m_timer.stop();
+    Q_EMIT finished(id, status, error);
+}
+
+} // namespace sluice::bridge

@@ -1,0 +1,246 @@
+// The bridge between core and the UI (blueprint decision 3): a RunSession trains a project or
+// iterates its pipeline on a worker thread, delivers core's events coalesced (~25 signals a second
+// at most), stops promptly, reports bad projects from start(), drops results of superseded runs,
+// and can be destroyed while running.
+#include "bridge/run_session.h"
+#include "support/train_test_support.h"
+
+#include <QElapsedTimer>
+#include <QJsonArray>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace sluice;
+using namespace sluice::test;
+using bridge::RunSession;
+
+class TestRunSession : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    std::string dir() const { return m_dir.path().toStdString(); }
+
+    Project project(const nlohmann::json &document) const
+    {
+        auto p = Project::fromJson(document, dir());
+        if (!p)
+            qFatal("test project: %s", p.error().message().c_str());
+        return std::move(*p);
+    }
+    Project training(int epochs, int batchSize = 4) const
+    {
+        return project(trainingProject(mlpModel(), {{"epochs", epochs}, {"seed", 1}, {"optimizer", {{"type", "adam"}, {"learning_rate", 0.01}}}},
+                                       batchSize));
+    }
+
+    static QList<QJsonObject> allEvents(const QSignalSpy &spy)
+    {
+        QList<QJsonObject> all;
+        for (const auto &args : spy)
+            all += args.at(1).value<QList<QJsonObject>>();
+        return all;
+    }
+    static QList<QJsonObject> ofType(const QList<QJsonObject> &events, const QString &type)
+    {
+        QList<QJsonObject> found;
+        for (const auto &e : events)
+            if (e.value("event").toString() == type)
+                found.append(e);
+        return found;
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        writeTrainingData(dir(), 2000); // batches of 4: 500 steps an epoch
+    }
+
+    void trainingRunsToTheEndCoalesced()
+    {
+        RunSession session;
+        QSignalSpy events(&session, &RunSession::runEvents);
+        QSignalSpy stats(&session, &RunSession::pipelineStats);
+        QSignalSpy finished(&session, &RunSession::finished);
+        RunSession::Options options;
+        options.stepEventInterval = 0; // an event every step: far more than the UI may see
+        options.statsInterval = 0.05;
+        QElapsedTimer clock;
+        clock.start();
+        QCOMPARE(session.start(training(40), options), std::nullopt);
+        QVERIFY(session.isRunning());
+        QCOMPARE(session.kind(), RunSession::Kind::Training);
+        QVERIFY(finished.wait(120000));
+        const qint64 ms = clock.elapsed();
+        QVERIFY(!session.isRunning());
+
+        QCOMPARE(finished.size(), 1);
+        QCOMPARE(finished[0][0].toULongLong(), session.runId());
+        QCOMPARE(finished[0][1].value<RunSession::Status>(), RunSession::Status::Ok);
+        QVERIFY(finished[0][2].toString().isEmpty());
+
+        const auto all = allEvents(events);
+        QCOMPARE(ofType(all, "step").size(), 20000); // nothing lost: 40 epochs of 500 steps
+        const auto epochs = ofType(all, "epoch_end");
+        QCOMPARE(epochs.size(), 40);
+        QCOMPARE(epochs.back().value("epoch").toInt(), 40);
+        QVERIFY(epochs.back().contains("loss"));
+        QCOMPARE(all.front().value("event").toString(), QString("run_start"));
+        QCOMPARE(all.back().value("event").toString(), QString("run_end"));
+        QCOMPARE(all.back().value("status").toString(), QString("ok"));
+        QVERIFY(ofType(all, "stats").isEmpty()); // those go to pipelineStats
+
+        // Coalesced: at most one emission per ~40 ms tick (plus the final one), far fewer than steps.
+        const qint64 bound = ms / 35 + 2;
+        QVERIFY2(events.size() <= bound, qPrintable(QString("%1 emissions in %2 ms").arg(events.size()).arg(ms)));
+        QVERIFY2(events.size() < 20000 / 20, qPrintable(QString("%1 emissions for 20000 steps").arg(events.size())));
+        QVERIFY(stats.size() >= 1 && stats.size() <= bound);
+        QVERIFY(stats.last()[1].toJsonObject().contains("stages"));
+        for (const auto &args : events)
+            QCOMPARE(args[0].toULongLong(), session.runId());
+        qInfo("%lld ms, %d event emissions, %d stats emissions", ms, int(events.size()), int(stats.size()));
+    }
+
+    void stopEndsTheRunCancelled()
+    {
+        RunSession session;
+        QSignalSpy events(&session, &RunSession::runEvents);
+        QSignalSpy finished(&session, &RunSession::finished);
+        QCOMPARE(session.start(training(1000)), std::nullopt);
+        QVERIFY(events.wait(20000)); // it is under way
+        QElapsedTimer clock;
+        clock.start();
+        session.stop();
+        QVERIFY2(clock.elapsed() < 50, "stop() returns at once");
+        QVERIFY(session.isRunning()); // until finished() is emitted
+        QVERIFY(finished.wait(5000));
+        QVERIFY2(clock.elapsed() < 3000, qPrintable(QString("stopped after %1 ms").arg(clock.elapsed())));
+        QCOMPARE(finished.size(), 1);
+        QCOMPARE(finished[0][1].value<RunSession::Status>(), RunSession::Status::Cancelled);
+        QVERIFY(!session.isRunning());
+        const auto ends = ofType(allEvents(events), "run_end");
+        QCOMPARE(ends.size(), 1);
+        QCOMPARE(ends[0].value("status").toString(), QString("cancelled"));
+        session.stop(); // nothing to stop: harmless
+    }
+
+    void badProjectIsReportedByStart_data()
+    {
+        QTest::addColumn<QString>("what");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("unknown layer") << "model" << "Dense2";
+        QTest::newRow("missing file") << "file" << "nothing.npy";
+        QTest::newRow("bad pipeline param") << "pipeline" << "batch_size";
+    }
+    void badProjectIsReportedByStart()
+    {
+        QFETCH(QString, what);
+        QFETCH(QString, expected);
+        nlohmann::json doc = trainingProject(mlpModel(), {{"epochs", 1}}, 4);
+        if (what == "model") {
+            doc["model"]["layers"][0]["class_name"] = "Dense2";
+        } else if (what == "file") {
+            doc["pipeline"]["nodes"][0]["params"]["features"]["x"] = "nothing.npy";
+        } else {
+            doc.erase("model");
+            doc.erase("training");
+            doc["pipeline"]["nodes"][1]["params"]["batch_size"] = -3;
+        }
+        RunSession session;
+        QSignalSpy events(&session, &RunSession::runEvents);
+        QSignalSpy stats(&session, &RunSession::pipelineStats);
+        QSignalSpy finished(&session, &RunSession::finished);
+        const auto error = session.start(project(doc));
+        QVERIFY(error.has_value());
+        QVERIFY2(error->contains(expected), qPrintable(*error));
+        QVERIFY(!session.isRunning());
+        QCOMPARE(session.runId(), quint64(0));
+        QTest::qWait(150);
+        QCOMPARE(events.size(), 0);
+        QCOMPARE(stats.size(), 0);
+        QCOMPARE(finished.size(), 0);
+    }
+
+    void destroyingARunningSessionJoins()
+    {
+        for (const bool pipelineOnly : {false, true}) {
+            nlohmann::json doc = trainingProject(mlpModel(), {{"epochs", 1000}}, 4);
+            if (pipelineOnly) {
+                doc.erase("model");
+                doc.erase("training");
+            }
+            auto session = std::make_unique<RunSession>();
+            RunSession::Options options;
+            options.passes = 1000000;
+            QCOMPARE(session->start(project(doc), options), std::nullopt);
+            QTest::qWait(100);
+            QVERIFY(session->isRunning());
+            QElapsedTimer clock;
+            clock.start();
+            session.reset();
+            QVERIFY2(clock.elapsed() < 3000, qPrintable(QString("destroyed after %1 ms").arg(clock.elapsed())));
+        }
+    }
+
+    void aSupersededRunIsDropped()
+    {
+        RunSession session;
+        QSignalSpy events(&session, &RunSession::runEvents);
+        QSignalSpy finished(&session, &RunSession::finished);
+        QCOMPARE(session.start(training(1000)), std::nullopt);
+        const quint64 first = session.runId();
+        QVERIFY(events.wait(20000));
+        // A failed start changes nothing: the run in progress goes on.
+        nlohmann::json bad = trainingProject(mlpModel(), {{"epochs", 1}}, 4);
+        bad["model"]["layers"][0]["units"] = -1;
+        QVERIFY(session.start(project(bad)).has_value());
+        QCOMPARE(session.runId(), first);
+        QVERIFY(session.isRunning());
+
+        events.clear();
+        QCOMPARE(session.start(training(1, 50)), std::nullopt);
+        const quint64 second = session.runId();
+        QVERIFY(second > first);
+        QVERIFY(finished.wait(60000));
+        QTest::qWait(200); // the first run's thread winds down; nothing of it may arrive
+        QCOMPARE(finished.size(), 1);
+        QCOMPARE(finished[0][0].toULongLong(), second);
+        QCOMPARE(finished[0][1].value<RunSession::Status>(), RunSession::Status::Ok);
+        for (const auto &args : events)
+            QCOMPARE(args[0].toULongLong(), second);
+        QCOMPARE(ofType(allEvents(events), "run_start").size(), 1);
+    }
+
+    void pipelineOnlyProjectDeliversStats()
+    {
+        nlohmann::json doc = trainingProject(mlpModel(), {}, 8);
+        doc.erase("model");
+        doc.erase("training");
+        RunSession session;
+        QSignalSpy events(&session, &RunSession::runEvents);
+        QSignalSpy stats(&session, &RunSession::pipelineStats);
+        QSignalSpy finished(&session, &RunSession::finished);
+        RunSession::Options options;
+        options.passes = 3;
+        QCOMPARE(session.start(project(doc), options), std::nullopt);
+        QCOMPARE(session.kind(), RunSession::Kind::Pipeline);
+        QVERIFY(finished.wait(60000));
+        QCOMPARE(finished.size(), 1);
+        QCOMPARE(finished[0][1].value<RunSession::Status>(), RunSession::Status::Ok);
+        QVERIFY(stats.size() >= 1);
+        const QJsonObject last = stats.last()[1].toJsonObject();
+        QCOMPARE(last.value("elements").toInteger(), qint64(3 * 250)); // 2000 rows in batches of 8, 3 passes
+        QVERIFY(last.value("stages").toArray().size() >= 2);
+        const auto all = allEvents(events);
+        const auto ends = ofType(all, "run_end");
+        QCOMPARE(ends.size(), 1);
+        QCOMPARE(ends[0].value("status").toString(), QString("ok"));
+        QCOMPARE(ends[0].value("passes").toInt(), 3);
+        QCOMPARE(ends[0].value("elements").toInteger(), qint64(750));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRunSession)
+#include "tst_run_session.moc"
