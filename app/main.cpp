@@ -1,10 +1,12 @@
-// The `sluice` executable: picks a headless command or (in a later release) the workbench
-// before anything else is built, so that commands never need a display.
+// The `sluice` executable: picks a headless command or the workbench before anything else is
+// built, so that commands never need a display (style.md, headless before GUI).
 #include "cli/cli_support.h"
 #include "commands/commands.h"
+#include "gui/workbench.h"
 #include "train/device_query.h"
 
 #include <QCoreApplication>
+#include <QFileInfo>
 
 #include <cstdio>
 #include <exception>
@@ -33,6 +35,8 @@ void printUsage()
     std::fputs("Sluice " SLUICE_VERSION " - a workbench for machine-learning input pipelines and data-parallel training\n"
                "\n"
                "Usage:\n"
+               "  sluice [PROJECT] [--run] [--screenshot FILE [--wait S]]\n"
+               "                                              the workbench (needs a display); --run starts the project's run\n"
                "  sluice inspect [--stats] [--json] FILE...   what is inside .npy / .npz files\n"
                "  sluice gen KIND --out DIR --rows N ...      synthetic datasets of any size, streamed to disk\n"
                "  sluice run PROJECT [--replicas N] [--out DIR] [--json] [--resume] [--set K=V]\n"
@@ -64,17 +68,51 @@ void printVersion()
         std::printf("GPUs: none (%s)\n", q.reason.c_str());
 }
 
+// Anything that is not a command (or --help / --version) opens the workbench:
+// `sluice`, `sluice PROJECT.sluice`, `sluice PROJECT --run --screenshot FILE`.
+bool wantsWorkbench(int argc, char **argv)
+{
+    if (argc == 1)
+        return true;
+    // A project file or a workbench option; anything else stays a (possibly mistyped) command.
+    const QString first = QString::fromLocal8Bit(argv[1]);
+    static const QStringList options{"--run", "--screenshot", "--wait"};
+    return !commandTable().count(first) &&
+           (options.contains(first) || first.endsWith(QLatin1String(".sluice")) || QFileInfo(first).isFile());
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
+    if (wantsWorkbench(argc, argv)) {
+        QStringList arguments;
+        for (int i = 1; i < argc; ++i)
+            arguments << QString::fromLocal8Bit(argv[i]);
+        QString error;
+        const auto options = sluice::gui::parseWorkbenchArguments(arguments, &error);
+        if (!options) {
+            sluice::cli::printError("workbench", error.toStdString());
+            return sluice::cli::BadInput;
+        }
+        if (!sluice::gui::displayAvailable() && arguments.isEmpty()) {
+            printUsage(); // a terminal without a display: say what the commands are
+            return sluice::cli::Success;
+        }
+        if (!sluice::gui::displayAvailable()) {
+            sluice::cli::printError("workbench", "no display (neither DISPLAY nor WAYLAND_DISPLAY is set); run a project headless with "
+                                                 "'sluice run PROJECT', or see 'sluice --help'");
+            return sluice::cli::BadInput;
+        }
+        return sluice::gui::runWorkbench(argc, argv, *options);
+    }
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName("sluice");
     QCoreApplication::setApplicationVersion(SLUICE_VERSION);
     QStringList args = QCoreApplication::arguments();
     args.removeFirst();
 
-    if (args.isEmpty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
         printUsage();
         return sluice::cli::Success;
     }

@@ -1,6 +1,7 @@
 // The pipeline commands as users run them: sluice preview (printed and as .npz batches),
 // sluice run --profile (table, --json events, exit codes 0 / 1 / 2), sluice ops, and
 // sluice bench pipeline.
+#include "support/pipeline_test_support.h"
 #include "support/test_support.h"
 
 #include "io/npy_file.h"
@@ -10,10 +11,12 @@
 
 #include <QDir>
 #include <QFile>
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include <cstring>
+#include <map>
 
 using sluice::test::runSluice;
 
@@ -186,6 +189,55 @@ private Q_SLOTS:
         QVERIFY2(QString::fromStdString(end["error"].get<std::string>()).contains("bad.tfrecord"), end["error"].dump().c_str());
     }
 
+    // The pipeline-only example profiles end to end on a small copy of its data, written by the
+    // script that writes the real data (so the test follows the script's gen arguments).
+    void classicExampleProfiles()
+    {
+        QTemporaryDir root;
+        QVERIFY(root.isValid());
+        QProcess gen;
+        auto env = QProcessEnvironment::systemEnvironment();
+        env.insert("SLUICE", QString::fromStdString(sluice::test::sluiceBinary()));
+        env.insert("SLUICE_DATA_ROOT", root.filePath("data"));
+        env.insert("SLUICE_EXAMPLE_SIZE", "3M");
+        env.remove("SLUICE_EXAMPLE_DATA");
+        gen.setProcessEnvironment(env);
+        gen.start("bash", {QString::fromUtf8(SLUICE_SOURCE_DIR) + "/scripts/generate-example-data.sh", "classic"});
+        QVERIFY(gen.waitForFinished(300000));
+        QVERIFY2(gen.exitStatus() == QProcess::NormalExit && gen.exitCode() == 0, gen.readAllStandardError().constData());
+        // The project's paths (data/classic/…) are relative to its folder: a copy next to the data.
+        const QString project = root.filePath("classic-pipeline.sluice");
+        QVERIFY(QFile::copy(QString::fromUtf8(SLUICE_SOURCE_DIR) + "/projects/classic-pipeline.sluice", project));
+        auto x = sluice::openNpy(root.filePath("data/classic/x.npy").toStdString());
+        QVERIFY(x.ok());
+        const std::uint64_t rows = x->rowCount(), batches = (rows + 255) / 256;
+        QVERIFY(rows > 256);
+
+        const auto r = runSluice({"run", project, "--profile", "--json", "--epochs", "2", "--threads", "2", "--stats-interval", "0.05"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const auto lines = jsonLines(r.out);
+        QVERIFY(!lines.empty());
+        for (std::size_t i = 0; i + 1 < lines.size(); ++i)
+            QCOMPARE(lines[i]["event"], "stats");
+        const auto &end = lines.back();
+        QCOMPARE(end["event"], "run_end");
+        QCOMPARE(end["status"], "ok");
+        QCOMPARE(end["passes"].get<int>(), 2);
+        QCOMPARE(end["elements"].get<std::uint64_t>(), 2 * batches);
+        const auto &stats = end["stats"];
+        QStringList ids;
+        for (const auto &s : stats["stages"])
+            ids << QString::fromStdString(s["id"].get<std::string>());
+        QCOMPARE(ids, (QStringList{"arrays", "shuffle", "batch", "to_float", "prefetch"}));
+        const QString bottleneck = QString::fromStdString(stats["bottleneck"].get<std::string>());
+        QVERIFY2(ids.contains(bottleneck), qPrintable(bottleneck));
+        QVERIFY(!stats["bottleneck_reason"].get<std::string>().empty());
+        QCOMPARE(stats["stages"][0]["elements"].get<std::uint64_t>(), 2 * rows); // every row, each pass
+        QCOMPARE(stats["stages"][4]["elements"].get<std::uint64_t>(), 2 * batches);
+        QVERIFY(stats["stages"][4]["tuned"]["buffer_size"].get<int>() >= 1);
+        QVERIFY(stats["stages"][2]["tuned"].contains("num_parallel_calls"));
+    }
+
     void opsMarkdownIsTheReferencePage()
     {
         const auto r = runSluice({"ops", "--markdown"});
@@ -194,6 +246,21 @@ private Q_SLOTS:
         QVERIFY2(r.out == doc, "docs/pipeline-ops.md is out of date: regenerate it with `sluice ops --markdown`");
         const auto j = nlohmann::json::parse(runSluice({"ops", "--json"}).out.toStdString());
         QVERIFY(j.size() >= 19);
+        // Which parameters are required, and that a required one never has a default.
+        std::map<std::string, bool> required;
+        for (const auto &op : j)
+            for (const auto &p : op["params"]) {
+                QVERIFY2(!p["required"].get<bool>() || p["default"].get<std::string>().empty(), p.dump().c_str());
+                required[op["name"].get<std::string>() + "." + p["name"].get<std::string>()] = p["required"].get<bool>();
+            }
+        for (const char *name : {"batch.batch_size", "prefetch.buffer_size", "range.stop", "shuffle.buffer_size", "from_npy.features",
+                                 "from_csv.filenames", "from_tfrecord.features", "map.function", "shard.index", "take.count", "filter.value"})
+            QVERIFY2(required.at(name), name);
+        for (const char *name : {"global_shuffle.seed", "shuffle.seed", "cache.filename", "from_tfrecord.compression_type",
+                                 "map.num_parallel_calls", "map.features", "interleave.num_parallel_calls", "from_csv.na_value", "range.step"})
+            QVERIFY2(!required.at(name), name);
+        QVERIFY(doc.contains("| `seed` | int | optional | random seed (absent: from the pipeline seed, else random) |"));
+        QVERIFY(doc.contains("| `batch_size` | int | required |"));
     }
 
     void benchPipelineReportsFigures()

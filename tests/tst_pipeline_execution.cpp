@@ -1,7 +1,8 @@
 // Running pipelines: bitwise determinism whatever the thread count, cancellation latency,
-// destruction mid-stream (no hang, nothing left holding the input), statistics (per-stage
-// counts, bottleneck, tuned values, the input-bound verdict), StatsSink, and the fused batch
-// gather against the array's bytes.
+// destruction mid-stream (no hang, nothing left holding the input), bounded queues and
+// backpressure, statistics (per-stage counts and figures, bottleneck, tuned values, the
+// input-bound verdict), AUTOTUNE within the RAM budget, StatsSink, and the fused batch gather
+// against the array's bytes and without per-element allocation.
 #include "support/pipeline_test_support.h"
 #include "support/test_support.h"
 
@@ -11,7 +12,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <new>
 #include <thread>
 
 using namespace sluice;
@@ -19,6 +24,33 @@ using namespace sluice::test;
 using pipeline::InputBound;
 using pipeline::PipelineOptions;
 using nlohmann::json;
+
+// Every allocation through operator new in this process, counted so that a test can show that
+// a path allocates per batch, not per element. Replacing the global operators is the one way to
+// see allocations made inside core without instrumenting it.
+namespace {
+std::atomic<std::uint64_t> g_allocations{0};
+
+void *countedAllocation(std::size_t size, std::size_t alignment)
+{
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+    void *p = nullptr;
+    if (alignment <= alignof(std::max_align_t))
+        p = std::malloc(size ? size : 1);
+    else if (posix_memalign(&p, alignment, size ? size : 1) != 0)
+        p = nullptr;
+    if (!p)
+        throw std::bad_alloc();
+    return p;
+}
+} // namespace
+
+void *operator new(std::size_t size) { return countedAllocation(size, 0); }
+void *operator new(std::size_t size, std::align_val_t alignment) { return countedAllocation(size, std::size_t(alignment)); }
+void operator delete(void *p) noexcept { std::free(p); }
+void operator delete(void *p, std::size_t) noexcept { std::free(p); }
+void operator delete(void *p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void *p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -52,6 +84,33 @@ std::string slowInfinitePipeline()
 }
 
 bool isMapped(const std::string &path) { return contains(readFile("/proc/self/maps"), path); }
+
+const pipeline::StageSnapshot &stage(const pipeline::PipelineSnapshot &snap, const std::string &id)
+{
+    for (const auto &s : snap.stages)
+        if (s.id == id)
+            return s;
+    qFatal("no stage %s", id.c_str());
+}
+
+// Polls the pipeline's snapshot until `done` holds (checking `invariant` on every snapshot) or
+// `limitMs` pass: a liveness bound for slow machines, not a speed requirement.
+bool waitFor(const pipeline::Pipeline &p, const std::function<bool(const pipeline::PipelineSnapshot &)> &done,
+             const std::function<void(const pipeline::PipelineSnapshot &)> &invariant = {}, int limitMs = 20000)
+{
+    QElapsedTimer timer;
+    timer.start();
+    for (;;) {
+        const auto snap = p.snapshot();
+        if (invariant)
+            invariant(snap);
+        if (done(snap))
+            return true;
+        if (timer.elapsed() > limitMs)
+            return false;
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+}
 
 } // namespace
 
@@ -395,6 +454,230 @@ private Q_SLOTS:
         for (const auto &b : plain.bytes)
             all += b;
         QVERIFY(all.size() == m_x.size() * sizeof(float) && std::memcmp(all.data(), m_x.data(), all.size()) == 0);
+    }
+
+    // A slow consumer holds every asynchronous stage back at its capacity: the parallel map never
+    // runs more than num_parallel_calls elements ahead of the prefetch, the prefetch never holds
+    // more than buffer_size, the endless source is read no further, and the time the producer
+    // spends waiting for its consumer only grows.
+    void boundedQueuesHoldBackASlowConsumer()
+    {
+        constexpr std::uint64_t kMapCapacity = 2, kPrefetchCapacity = 4;
+        auto p = buildPipeline(chain({op("src", "range", {{"stop", 1'000'000'000}}),
+                                      op("m", "map", {{"function", "scale"}, {"features", "value"}, {"scale", 2}, {"num_parallel_calls", kMapCapacity}}),
+                                      op("p", "prefetch", {{"buffer_size", kPrefetchCapacity}})}),
+                               "/", PipelineOptions{.threads = 2, .autotune = false});
+        QVERIFY(p);
+        // Each count is what the stage's consumer has taken: the test thread takes from the
+        // prefetch, whose task takes from the map, whose task takes from the source. While the
+        // prefetch's task hands an element over, the map may already have refilled its slot before
+        // the element is counted, hence one more in flight between source and map; once the
+        // stages are backed up, the counts are exact.
+        bool bounded = true;
+        QString broken;
+        auto invariant = [&](const pipeline::PipelineSnapshot &s) {
+            const auto &src = stage(s, "src"), &map = stage(s, "m"), &pre = stage(s, "p");
+            const bool ok = src.elements <= map.elements + kMapCapacity + 1 && map.elements <= pre.elements + kPrefetchCapacity &&
+                            pre.queueCapacity == int(kPrefetchCapacity) && map.queueCapacity == int(kMapCapacity) && pre.queueFill >= 0 &&
+                            pre.queueFill <= 1 && map.queueFill >= 0 && map.queueFill <= 1;
+            if (!ok && bounded) {
+                bounded = false;
+                broken = QString("src %1, map %2, prefetch %3 (capacity %4, fill %5)")
+                             .arg(src.elements).arg(map.elements).arg(pre.elements).arg(pre.queueCapacity).arg(pre.queueFill);
+            }
+        };
+        auto backedUp = [&](std::uint64_t taken) {
+            return [&, taken](const pipeline::PipelineSnapshot &s) {
+                return stage(s, "p").elements == taken && stage(s, "m").elements == taken + kPrefetchCapacity &&
+                       stage(s, "src").elements == taken + kPrefetchCapacity + kMapCapacity;
+            };
+        };
+        double waited = -1;
+        for (std::uint64_t taken = 1; taken <= 6; ++taken) {
+            auto r = p->next();
+            QVERIFY(r.ok() && *r);
+            QVERIFY2(waitFor(*p, backedUp(taken), invariant), qPrintable(QString("the stages never filled up after %1 elements").arg(taken)));
+            // Full: stay away a little; nothing more is read meanwhile.
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            const auto snap = p->snapshot();
+            invariant(snap);
+            QVERIFY2(backedUp(taken)(snap), "a stage read on while its consumer's buffer was full");
+            const auto &pre = stage(snap, "p");
+            QVERIFY2(pre.waitConsumerSeconds > waited,
+                     qPrintable(QString("prefetch waited for its consumer %1 s, before %2 s").arg(pre.waitConsumerSeconds).arg(waited)));
+            QVERIFY(pre.waitConsumerSeconds <= snap.elapsedSeconds);
+            QVERIFY(stage(snap, "m").waitConsumerSeconds >= 0);
+            waited = pre.waitConsumerSeconds;
+        }
+        QVERIFY2(bounded, qPrintable(broken));
+        QVERIFY(waited > 0);
+    }
+
+    // Batches gathered from a mapped source cost a few allocations each (the batch's buffers and
+    // bookkeeping), never one per row: the count per batch is the same for 16 rows as for 512.
+    void gatheredBatchesAllocateNothingPerRow()
+    {
+        const std::string src = op("src", "from_npy", {{"features", {{"i", "i.npy"}, {"x", "x.npy"}}}});
+        for (const std::string &middle : {std::string(), op("g", "global_shuffle", {{"seed", 2}})}) {
+            std::map<int, double> perBatch;
+            for (int batchSize : {16, 512}) {
+                std::vector<std::string> nodes{src};
+                if (!middle.empty())
+                    nodes.push_back(middle);
+                nodes.push_back(op("b", "batch", {{"batch_size", batchSize}, {"num_parallel_calls", 2}}));
+                // No stats publishing during the count (a snapshot allocates).
+                auto p = buildPipeline(chain(nodes), dir(), PipelineOptions{.threads = 2, .statsInterval = std::chrono::hours(1)});
+                QVERIFY(p);
+                const int batches = int(kRows) / batchSize - 4;
+                for (int warmUp = 0; warmUp < 3; ++warmUp) { // buffers pooled, thread-local scratch sized
+                    auto r = p->next();
+                    QVERIFY(r.ok() && *r);
+                }
+                const std::uint64_t before = g_allocations.load();
+                for (int b = 0; b < batches; ++b) {
+                    auto r = p->next();
+                    QVERIFY(r.ok() && *r);
+                }
+                perBatch[batchSize] = double(g_allocations.load() - before) / batches;
+            }
+            qInfo("%s: %.2f allocations per batch of 16 rows, %.2f per batch of 512", middle.empty() ? "from_npy → batch" : "→ global_shuffle → batch",
+                  perBatch[16], perBatch[512]);
+            QVERIFY2(perBatch[512] < 32, qPrintable(QString("%1 allocations per batch of 512 rows").arg(perBatch[512])));
+            QVERIFY2(perBatch[512] <= perBatch[16] + 4,
+                     qPrintable(QString("%1 allocations per batch of 512 rows, %2 per batch of 16").arg(perBatch[512]).arg(perBatch[16])));
+        }
+    }
+
+    // AUTOTUNE grows a prefetch buffer whose consumer comes in bursts (it finds the buffer empty,
+    // then leaves it full), and the RAM budget caps the growth: with room for 3.5 batches the
+    // buffer reaches 3 and stays there, given twice the bursts that took it past 3 unbounded.
+    // Counted in bursts, not seconds, so a loaded machine only makes it slower.
+    void autotuneGrowsPrefetchWithinTheRamBudget()
+    {
+        constexpr std::uint64_t kWideRows = 256, kWideCols = 1024, kBatch = 64;
+        writeNpy<float>(dir() + "/wide.npy", std::vector<float>(kWideRows * kWideCols, 1.0f), {kWideCols});
+        constexpr std::uint64_t kBatchBytes = kBatch * kWideCols * sizeof(float);
+        // A stream (repeat, a sequential map, a stacking batch): the prefetch is the only stage
+        // with a buffer, so the budget is all its own.
+        const std::string text = chain({op("src", "from_npy", {{"features", {{"x", "wide.npy"}}}}), op("r", "repeat"),
+                                        op("m", "map", {{"function", "scale"}, {"features", "x"}, {"scale", 0.5}}),
+                                        op("b", "batch", {{"batch_size", kBatch}}), op("p", "prefetch", {{"buffer_size", "AUTOTUNE"}})});
+        // One burst: take more than the buffer holds (the consumer waits for the producer), then
+        // let the buffer fill and stay full a moment (the producer waits for the consumer).
+        auto burst = [](pipeline::Pipeline &p) {
+            for (int i = 0; i < 8; ++i) {
+                auto r = p.next();
+                if (!r.ok() || !*r)
+                    return false;
+            }
+            const bool full = waitFor(p, [](const pipeline::PipelineSnapshot &s) {
+                return stage(s, "b").elements == stage(s, "p").elements + std::uint64_t(stage(s, "p").queueCapacity);
+            });
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            return full;
+        };
+        QElapsedTimer timer;
+
+        // Without a binding budget (half of RAM) the buffer grows past 3; count the bursts it takes.
+        auto grows = buildPipeline(text, dir(), PipelineOptions{.threads = 2});
+        QVERIFY(grows);
+        timer.start();
+        int bursts = 0;
+        std::vector<int> sizes{2}; // AUTOTUNE starts at 2
+        while (sizes.back() <= 3 && timer.elapsed() < 30000) {
+            QVERIFY(burst(*grows));
+            ++bursts;
+            const auto s = grows->snapshot().stages.back();
+            QCOMPARE(s.queueCapacity, s.tuned.at("buffer_size"));
+            if (s.tuned.at("buffer_size") != sizes.back())
+                sizes.push_back(s.tuned.at("buffer_size"));
+        }
+        QString grew;
+        for (int size : sizes)
+            grew += (grew.isEmpty() ? "" : " → ") + QString::number(size);
+        QVERIFY2(sizes.back() > 3, qPrintable(QString("buffer_size only went %1 in %2 bursts").arg(grew).arg(bursts)));
+        qInfo("buffer_size went %s in %d bursts", qPrintable(grew), bursts);
+
+        // With room for 3.5 batches, twice as many bursts take it to 3 and no further.
+        const std::uint64_t budget = kBatchBytes * 7 / 2;
+        auto capped = buildPipeline(text, dir(), PipelineOptions{.threads = 2, .ramBudgetBytes = budget});
+        QVERIFY(capped);
+        int largest = 0;
+        for (int b = 0; b < 2 * bursts; ++b) {
+            QVERIFY(burst(*capped));
+            const auto snap = capped->snapshot();
+            const int size = snap.stages.back().tuned.at("buffer_size");
+            largest = std::max(largest, size);
+            QVERIFY2(std::uint64_t(size) * kBatchBytes <= budget,
+                     qPrintable(QString("buffer_size %1 × %2 bytes exceeds the budget of %3 bytes").arg(size).arg(kBatchBytes).arg(budget)));
+            QCOMPARE(snap.ramBudgetBytes, budget);
+        }
+        QCOMPARE(largest, 3);
+        QCOMPARE(capped->snapshot().stages.back().tuned.at("buffer_size"), 3);
+    }
+
+    // The figures beyond counts: bytes are elements × element size, rates positive, times never
+    // negative and positive where a stage works, queue fill a fraction for stages with a buffer
+    // and -1 for those without.
+    void snapshotFiguresAreConsistent()
+    {
+        const std::uint64_t rowBytes = kCols * sizeof(float), batches = kRows / 50, batchBytes = 50 * rowBytes;
+        struct Expected
+        {
+            std::string id;
+            std::uint64_t elements, elementBytes;
+            bool async, works;
+            int capacity;
+        };
+        const std::string src = op("src", "from_npy", {{"features", {{"x", "x.npy"}}}});
+        const std::vector<std::pair<std::string, std::vector<Expected>>> cases{
+            {chain({src, op("m", "map", {{"function", "scale"}, {"features", "x"}, {"scale", 2}}), op("b", "batch", {{"batch_size", 50}}),
+                    op("c", "map", {{"function", "clip"}, {"features", "x"}, {"clip_value_min", 0}, {"clip_value_max", 1}, {"num_parallel_calls", 2}}),
+                    op("p", "prefetch", {{"buffer_size", 4}})}),
+             {{"src", kRows, rowBytes, false, true, 0}, {"m", kRows, rowBytes, false, true, 0}, {"b", batches, batchBytes, false, true, 0},
+              {"c", batches, batchBytes, true, true, 2}, {"p", batches, batchBytes, true, false, 4}}},
+            // The fused gather credits the source with the rows it reads for it.
+            {chain({src, op("b", "batch", {{"batch_size", 50}, {"num_parallel_calls", 2}})}),
+             {{"src", kRows, rowBytes, false, false, 0}, {"b", batches, batchBytes, true, true, 2}}},
+        };
+        for (const auto &[text, expected] : cases) {
+            auto p = buildPipeline(text, dir(), PipelineOptions{.threads = 2, .autotune = false});
+            QVERIFY(p);
+            const Pass pass = collect(*p, "x");
+            QVERIFY2(pass.ok(), pass.error.c_str());
+            QCOMPARE(pass.size(), std::size_t(batches));
+            const auto snap = p->snapshot();
+            QVERIFY(snap.elapsedSeconds > 0);
+            QCOMPARE(snap.stages.size(), expected.size());
+            const nlohmann::json j = snap.toJson();
+            for (std::size_t i = 0; i < expected.size(); ++i) {
+                const Expected &e = expected[i];
+                const auto &s = snap.stages[i];
+                const QString what = QString::fromStdString(e.id);
+                QCOMPARE(s.id, e.id);
+                QCOMPARE(s.elements, e.elements);
+                QCOMPARE(s.bytes, e.elements * e.elementBytes);
+                QVERIFY2(s.elementsPerSecond > 0 && s.bytesPerSecond > 0, qPrintable(what));
+                QVERIFY2(std::abs(s.bytesPerSecond / s.elementsPerSecond - double(e.elementBytes)) < 1e-6 * double(e.elementBytes), qPrintable(what));
+                QVERIFY2(s.busySeconds >= 0 && s.waitInputSeconds >= 0 && s.waitConsumerSeconds >= 0, qPrintable(what));
+                if (e.works)
+                    QVERIFY2(s.busySeconds > 0, qPrintable(what + " did work but reports no busy time"));
+                QVERIFY2(s.busySeconds <= snap.elapsedSeconds * std::max(1, s.parallelism), qPrintable(what));
+                QVERIFY2(s.utilisation >= 0 && s.utilisation <= 1, qPrintable(what));
+                QCOMPARE(s.async, e.async);
+                QCOMPARE(s.queueCapacity, e.capacity);
+                if (e.async) {
+                    QVERIFY2(s.queueFill >= 0 && s.queueFill <= 1, qPrintable(what + QString(": fill %1").arg(s.queueFill)));
+                    QVERIFY(s.parallelism >= 1);
+                    QVERIFY(j["stages"][i].contains("queue_fill"));
+                } else {
+                    QCOMPARE(s.queueFill, -1.0);
+                    QCOMPARE(s.parallelism, 0);
+                    QVERIFY(!j["stages"][i].contains("queue_fill"));
+                }
+                QCOMPARE(j["stages"][i]["bytes"].get<std::uint64_t>(), s.bytes);
+            }
+        }
     }
 };
 

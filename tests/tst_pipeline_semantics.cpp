@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 
 using namespace sluice;
@@ -40,6 +41,21 @@ Ints values(const std::vector<std::string> &nodes)
     if (!p.ok())
         qWarning("%s", p.error.c_str());
     return p.firstValues();
+}
+
+// The records of a TFRecord file, each with its framing (length, its CRC, data, data CRC), so
+// that tests can regroup records written by TensorFlow into files of their own.
+std::vector<std::string> framedRecords(const std::string &bytes)
+{
+    std::vector<std::string> records;
+    for (std::size_t at = 0; at + 12 <= bytes.size();) {
+        std::uint64_t length = 0;
+        std::memcpy(&length, bytes.data() + at, 8); // little-endian, as the x86/ARM hosts we run on
+        const std::size_t framed = 8 + 4 + std::size_t(length) + 4;
+        records.push_back(bytes.substr(at, framed));
+        at += framed;
+    }
+    return records;
 }
 
 } // namespace
@@ -466,6 +482,163 @@ private Q_SLOTS:
         QVERIFY2(contains(missing.error, "line 3") && contains(missing.error, "score") && contains(missing.error, "gap.csv"), missing.error.c_str());
         const Pass filled = runPass(chain({op("src", "from_csv", {{"filenames", "gap.csv"}, {"columns", {"score"}}, {"column_defaults", {{"score", 9}}}})}), "score", d);
         QCOMPARE(filled.flat(), (std::vector<double>{0.5, 9, 1.5}));
+    }
+
+    // tf.data.Dataset.range(start, stop, step): a negative step counts down, an empty range when
+    // the step points away from stop; the same by position (gathered batches) as streamed.
+    void rangeWithStep_data()
+    {
+        QTest::addColumn<int>("start");
+        QTest::addColumn<int>("stop");
+        QTest::addColumn<int>("step");
+        QTest::addColumn<Ints>("expected");
+        QTest::newRow("10, 0, -3") << 10 << 0 << -3 << Ints{10, 7, 4, 1};
+        QTest::newRow("0, 10, 3") << 0 << 10 << 3 << Ints{0, 3, 6, 9};
+        QTest::newRow("0, 9, 3") << 0 << 9 << 3 << Ints{0, 3, 6};
+        QTest::newRow("3, 0, -1") << 3 << 0 << -1 << Ints{3, 2, 1};
+        QTest::newRow("-2, -11, -4") << -2 << -11 << -4 << Ints{-2, -6, -10};
+        QTest::newRow("0, 10, -1 (empty)") << 0 << 10 << -1 << Ints{};
+        QTest::newRow("10, 0, 2 (empty)") << 10 << 0 << 2 << Ints{};
+        QTest::newRow("5, 5, 1 (empty)") << 5 << 5 << 1 << Ints{};
+    }
+    void rangeWithStep()
+    {
+        QFETCH(int, start);
+        QFETCH(int, stop);
+        QFETCH(int, step);
+        QFETCH(Ints, expected);
+        const std::string src = op("src", "range", {{"start", start}, {"stop", stop}, {"step", step}});
+        auto p = buildPipeline(chain({src}));
+        QVERIFY(p);
+        QCOMPARE(p->cardinality(), std::int64_t(expected.size()));
+        QCOMPARE(collect(*p).firstValues(), expected);
+        QCOMPARE(values({src, op("m", "map", {{"function", "identity"}})}), expected); // streamed
+        const Pass batches = runPass(chain({src, op("b", "batch", {{"batch_size", 3}})}));   // gathered by position
+        QVERIFY2(batches.ok(), batches.error.c_str());
+        Ints all;
+        for (double v : batches.flat())
+            all.push_back(std::int64_t(v));
+        QCOMPARE(all, expected);
+        QCOMPARE(batches.size(), (expected.size() + 2) / 3);
+    }
+
+    // A parallel map (and a parallel batch gather) with deterministic: false hands elements over
+    // as they complete: any order, but every element exactly once, pass after pass.
+    void nondeterministicMapDeliversEveryElementOnce()
+    {
+        for (const json &parallel : {json(2), json(4), json("AUTOTUNE")}) {
+            auto p = buildPipeline(chain({range(500), op("m", "map", {{"function", "scale"}, {"features", "value"}, {"scale", 1},
+                                                                          {"num_parallel_calls", parallel}, {"deterministic", false}})}),
+                                   "/", {.threads = 2});
+            QVERIFY(p);
+            for (int pass = 0; pass < 3; ++pass, p->restart()) {
+                const Pass values = collect(*p);
+                QVERIFY2(values.ok(), values.error.c_str());
+                Ints all;
+                for (double v : values.flat())
+                    all.push_back(std::int64_t(v));
+                QCOMPARE(sorted(all), iota(0, 500));
+            }
+        }
+        auto gathered = buildPipeline(chain({range(500), op("b", "batch", {{"batch_size", 7}, {"num_parallel_calls", 2}, {"deterministic", false}}),
+                                             op("u", "unbatch")}),
+                                      "/", {.threads = 2});
+        QVERIFY(gathered);
+        QCOMPARE(sorted(collect(*gathered).firstValues()), iota(0, 500));
+    }
+
+    // A source given several files (a list, in the list's order, or a glob, in sorted order)
+    // reads them one after another as one dataset: every row once, in file order, rows of
+    // different features still aligned when their files split the rows differently.
+    void severalFilesPerSourceReadInFileOrder()
+    {
+        QTemporaryDir dir;
+        const std::string d = dir.path().toStdString();
+
+        // from_npy: "value" in three parts of 3, 4 and 5 rows; "tens" (value × 10) in two of 6.
+        writeNpy<std::int64_t>(d + "/part-0.npy", iota(0, 3));
+        writeNpy<std::int64_t>(d + "/part-1.npy", iota(3, 7));
+        writeNpy<std::int64_t>(d + "/part-2.npy", iota(7, 12));
+        writeNpy<std::int64_t>(d + "/tens-a.npy", {0, 10, 20, 30, 40, 50});
+        writeNpy<std::int64_t>(d + "/tens-b.npy", {60, 70, 80, 90, 100, 110});
+        auto fromNpy = [&](const json &valueFiles, const std::vector<std::string> &after = {}) {
+            std::vector<std::string> nodes{op("src", "from_npy", {{"features", {{"value", valueFiles}}}})};
+            nodes.insert(nodes.end(), after.begin(), after.end());
+            const Pass p = runPass(chain(nodes), "value", d);
+            if (!p.ok())
+                qWarning("%s", p.error.c_str());
+            return p.firstValues();
+        };
+        QCOMPARE(fromNpy("part-*.npy"), iota(0, 12));
+        Ints listed = iota(7, 12);
+        for (std::int64_t v : iota(0, 7))
+            listed.push_back(v);
+        QCOMPARE(fromNpy({"part-2.npy", "part-0.npy", "part-1.npy"}), listed);
+        QCOMPARE(fromNpy({"part-1.npy", "part-2.npy"}, {op("s", "skip", {{"count", 2}}), op("t", "take", {{"count", 4}})}), (Ints{5, 6, 7, 8}));
+        const Ints shuffled = fromNpy("part-*.npy", {op("g", "global_shuffle", {{"seed", 7}})});
+        QCOMPARE(sorted(shuffled), iota(0, 12));
+        QVERIFY(shuffled != iota(0, 12));
+
+        // Two features whose files split the rows at different places stay row-aligned, element
+        // by element and in batches gathered across the file boundaries.
+        const std::string twoFeatures = op("src", "from_npy", {{"features", {{"value", "part-*.npy"}, {"tens", {"tens-a.npy", "tens-b.npy"}}}}});
+        for (const std::string &batch : {std::string(), op("b", "batch", {{"batch_size", 5}})}) {
+            std::vector<std::string> nodes{twoFeatures};
+            if (!batch.empty())
+                nodes.push_back(batch);
+            auto p = buildPipeline(chain(nodes), d);
+            QVERIFY(p);
+            const Pass values = collect(*p, "value");
+            QVERIFY2(values.ok(), values.error.c_str());
+            QCOMPARE(values.size(), std::size_t(batch.empty() ? 12 : 3));
+            std::vector<double> tens;
+            for (const auto &e : values.elements) // features sorted by name: tens, value
+                for (std::uint64_t i = 0; i < e.tensors[0].count(); ++i)
+                    tens.push_back(e.tensors[0].valueAsDouble(i));
+            std::vector<double> expected;
+            for (double v : values.flat())
+                expected.push_back(v * 10);
+            QCOMPARE(values.flat().size(), std::size_t(12));
+            QCOMPARE(tens, expected);
+        }
+
+        // from_csv: every file has its header; a list in its order, a glob sorted.
+        writeFile(d + "/rows-a.csv", "id,name\n0,zero\n1,one\n2,two\n");
+        writeFile(d + "/rows-b.csv", "id,name\n3,three\n");
+        writeFile(d + "/rows-c.csv", "id,name\n4,four\n5,five\n");
+        auto fromCsv = [&](const json &files) {
+            const Pass p = runPass(chain({op("src", "from_csv", {{"filenames", files}, {"columns", {{"id", "int64"}, {"name", "string"}}}})}), "id", d);
+            if (!p.ok())
+                qWarning("%s", p.error.c_str());
+            std::vector<std::string> names;
+            for (const auto &e : p.elements)
+                names.push_back(e.tensors[1].stringValues().at(0));
+            return std::pair{p.firstValues(), names};
+        };
+        const auto globbed = fromCsv("rows-*.csv");
+        QCOMPARE(globbed.first, iota(0, 6));
+        QCOMPARE(globbed.second, (std::vector<std::string>{"zero", "one", "two", "three", "four", "five"}));
+        QCOMPARE(fromCsv({"rows-c.csv", "rows-a.csv", "rows-b.csv"}).first, (Ints{4, 5, 0, 1, 2, 3}));
+
+        // from_tfrecord: TensorFlow's five records regrouped into files of 2, 1 and 2 records.
+        const std::vector<std::string> records = framedRecords(readFile(dataFile("tfrecord/plain.tfrecord")));
+        QCOMPARE(records.size(), std::size_t(5));
+        writeFile(d + "/rec-0.tfrecord", records[0] + records[1]);
+        writeFile(d + "/rec-1.tfrecord", records[2]);
+        writeFile(d + "/rec-2.tfrecord", records[3] + records[4]);
+        auto recordNames = [&](const json &files) {
+            const json features{{"label", {{"dtype", "int64"}}}, {"name", {{"dtype", "string"}}}};
+            const Pass p = runPass(chain({op("src", "from_tfrecord", {{"filenames", files}, {"features", features}})}), "label", d);
+            if (!p.ok())
+                qWarning("%s", p.error.c_str());
+            std::vector<std::string> names;
+            for (const auto &e : p.elements)
+                names.push_back(e.tensors[1].stringValues().at(0));
+            return names;
+        };
+        QCOMPARE(recordNames({"rec-0.tfrecord", "rec-1.tfrecord", "rec-2.tfrecord"}), (std::vector<std::string>{"row-0", "row-1", "row-2", "row-3", "row-4"}));
+        QCOMPARE(recordNames({"rec-2.tfrecord", "rec-0.tfrecord", "rec-1.tfrecord"}), (std::vector<std::string>{"row-3", "row-4", "row-0", "row-1", "row-2"}));
+        QCOMPARE(recordNames("rec-*.tfrecord"), (std::vector<std::string>{"row-0", "row-1", "row-2", "row-3", "row-4"}));
     }
 };
 

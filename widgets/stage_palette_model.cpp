@@ -55,8 +55,11 @@ QString StagePaletteModel::toolTip(const pipeline::OpInfo &op)
                            "<tr><th align=\"left\">parameter</th><th align=\"left\">type</th>"
                            "<th align=\"left\">default</th><th align=\"left\">meaning</th></tr>");
     for (const auto &p : op.params) {
-        const QString def = p.defaultValue.empty() ? QStringLiteral("<i>required</i>")
-                                                   : QStringLiteral("<code>%1</code>").arg(fromStd(p.defaultValue).toHtmlEscaped());
+        // No default means required only when the op says so; otherwise leaving it out means
+        // what the parameter's doc says (a seed drawn from the pipeline's, a sequential map…).
+        const QString def = p.required               ? QStringLiteral("<i>required</i>")
+                            : p.defaultValue.empty() ? QStringLiteral("<i>optional</i>")
+                                                     : QStringLiteral("<code>%1</code>").arg(fromStd(p.defaultValue).toHtmlEscaped());
         html += QStringLiteral("<tr><td><code>%1</code></td><td>%2</td><td>%3</td><td>%4</td></tr>")
                     .arg(fromStd(p.name).toHtmlEscaped(), fromStd(p.type).toHtmlEscaped(), def, fromStd(p.doc).toHtmlEscaped());
     }

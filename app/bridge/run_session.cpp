@@ -1,5 +1,7 @@
 #include "bridge/run_session.h"
 
+#include "cli/run_output.h"
+#include "io/atomic_file.h"
 #include "pipeline/pipeline.h"
 #include "train/trainer.h"
 #include "train/training_config.h"
@@ -9,7 +11,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <exception>
+#include <filesystem>
 #include <mutex>
 #include <thread>
 
@@ -33,6 +37,12 @@ struct RunSession::Run
     std::unique_ptr<train::Trainer> trainer;     // training runs; used by the worker, cancelled from the owner
     std::unique_ptr<pipeline::Pipeline> pipe;    // pipeline-only runs; idem
     std::atomic<bool> cancel{false};             // any thread
+    std::unique_ptr<cli::RunOutput> record;      // the run folder's files; worker thread only once started
+    std::string runFolder;                       // empty: no record
+
+    std::mutex pauseMutex;
+    std::condition_variable pauseChanged;
+    bool paused = false; // GUARDED_BY(pauseMutex)
 
     std::mutex mutex;
     QList<QJsonObject> events;         // GUARDED_BY(mutex): not yet delivered, in order
@@ -56,11 +66,36 @@ struct RunSession::Run
         if (pipe)
             pipe->cancel();
         // trainer: polls `cancel` through TrainerOptions::cancelFlag between steps.
+        setPaused(false);
+    }
+
+    void setPaused(bool value)
+    {
+        {
+            std::lock_guard lock(pauseMutex);
+            paused = value;
+        }
+        pauseChanged.notify_all();
+    }
+
+    bool isPaused()
+    {
+        std::lock_guard lock(pauseMutex);
+        return paused;
+    }
+
+    // Worker thread, between steps / elements: holds while paused, returns at once on stop.
+    void waitWhilePaused()
+    {
+        std::unique_lock lock(pauseMutex);
+        pauseChanged.wait(lock, [this] { return !paused || cancel.load(); });
     }
 
     // Worker thread.
     void append(const nlohmann::json &event)
     {
+        if (record)
+            record->onEvent(event);
         const bool isStats = event.value("event", std::string()) == "stats";
         QJsonObject object = toQt(event); // converted here, not in the owner's thread
         std::lock_guard lock(mutex);
@@ -88,6 +123,12 @@ struct RunSession::Run
     void train()
     {
         const train::RunOutcome outcome = trainer->run();
+        if (!runFolder.empty() && outcome.status != train::RunStatus::Failed) {
+            if (auto saved = trainer->model().saveWeights(runFolder + "/weights.npz", trainer->weights()); !saved.ok()) {
+                end(Status::Failed, QString::fromStdString(saved.error().message()));
+                return;
+            }
+        }
         switch (outcome.status) {
         case train::RunStatus::Ok:
             end(Status::Ok, {});
@@ -112,6 +153,7 @@ struct RunSession::Run
         int pass = 1;
         std::uint64_t elements = 0;
         for (;;) {
+            waitWhilePaused();
             if (cancel) {
                 outcome = Status::Cancelled;
                 break;
@@ -218,6 +260,7 @@ std::optional<QString> RunSession::start(const Project &project, const Options &
         trainerOptions.statsEventInterval = options.statsInterval;
         Run *target = run.get();
         trainerOptions.onEvent = [target](const nlohmann::json &e) { target->append(e); };
+        trainerOptions.betweenSteps = [target] { target->waitWhilePaused(); };
         auto trainer = train::Trainer::create(project, *config, std::move(trainerOptions));
         if (!trainer)
             return QString::fromStdString(trainer.error().message());
@@ -232,6 +275,11 @@ std::optional<QString> RunSession::start(const Project &project, const Options &
         if (!pipe)
             return QString::fromStdString(pipe.error().message());
         run->pipe = std::move(*pipe);
+    }
+
+    if (!options.runFolder.empty()) {
+        if (auto problem = openRecord(*run, project, options.runFolder))
+            return problem;
     }
 
     if (m_run)
@@ -251,6 +299,51 @@ void RunSession::stop()
 {
     if (m_run)
         m_run->requestStop();
+}
+
+void RunSession::pause()
+{
+    if (!m_run || m_run->isPaused())
+        return;
+    m_run->setPaused(true);
+    Q_EMIT pausedChanged(m_run->id, true);
+}
+
+void RunSession::resume()
+{
+    if (!m_run || !m_run->isPaused())
+        return;
+    m_run->setPaused(false);
+    Q_EMIT pausedChanged(m_run->id, false);
+}
+
+bool RunSession::isPaused() const
+{
+    return m_run && m_run->isPaused();
+}
+
+std::optional<QString> RunSession::openRecord(Run &run, const Project &project, const std::string &folder)
+{
+    // Never overwrite an earlier run's record (as `sluice run --out` refuses to).
+    if (std::filesystem::exists(folder + "/events.jsonl"))
+        return QStringLiteral("%1: holds an earlier run; choose another folder").arg(QString::fromStdString(folder));
+    std::error_code ec;
+    std::filesystem::create_directories(folder, ec);
+    if (ec)
+        return QStringLiteral("%1: cannot create the run folder: %2").arg(QString::fromStdString(folder), QString::fromStdString(ec.message()));
+    cli::RunOutput::Options options;
+    options.quiet = true;
+    options.outDir = folder;
+    options.epochs = 1; // quiet: used only for printed epoch lines
+    run.record = std::make_unique<cli::RunOutput>(options);
+    if (auto problem = run.record->open())
+        return QStringLiteral("%1: %2").arg(QString::fromStdString(folder), QString::fromStdString(*problem));
+    if (auto file = AtomicFile::create(folder + "/project.sluice"); file.ok()) {
+        if (file->write(project.toJson().dump(2) + "\n").ok())
+            (void)file->commit();
+    }
+    run.runFolder = folder;
+    return std::nullopt;
 }
 
 void RunSession::retire(std::unique_ptr<Run> run)

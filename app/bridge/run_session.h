@@ -52,6 +52,9 @@ public:
         int passes = 1;                  // pipeline-only: passes over the pipeline
         std::optional<int> epochs;       // training: overrides training.epochs
         std::string checkpointDir;       // training: empty for no checkpoints
+        // Where the run's record is kept, as `sluice run --out` writes it (events.jsonl,
+        // metrics.csv, weights.npz, project.sluice); empty: nothing is written.
+        std::string runFolder;
     };
 
     explicit RunSession(QObject *parent = nullptr);
@@ -66,6 +69,11 @@ public:
     // Asks the run to stop (between training steps / pipeline elements) and returns at once; the
     // run then ends with finished(Cancelled). Nothing happens when no run is in progress.
     void stop();
+    // Holds the run between training steps (pipeline runs: between elements) until resume();
+    // stop() also ends a paused run. Nothing happens when no run is in progress.
+    void pause();
+    void resume();
+    bool isPaused() const;
     // True from a successful start() until its finished() has been emitted.
     bool isRunning() const { return m_run != nullptr; }
     // The id of the current (or last) run; ids grow from 1; 0 before the first start().
@@ -85,11 +93,14 @@ Q_SIGNALS:
     // The run has ended and its thread has been joined; emitted once per run, after its last
     // runEvents() / pipelineStats().
     void finished(quint64 runId, sluice::bridge::RunSession::Status status, const QString &errorMessage);
+    // pause() / resume() took effect on the current run (emitted at once, in the owner's thread).
+    void pausedChanged(quint64 runId, bool paused);
 
 private:
     struct Run;
     void drain();
     void retire(std::unique_ptr<Run> run);
+    static std::optional<QString> openRecord(Run &run, const Project &project, const std::string &folder);
 
     QTimer m_timer;
     std::unique_ptr<Run> m_run;                  // the current run; owner thread only

@@ -21,7 +21,9 @@ std::string markdown()
                       "output of `sluice ops --markdown`.\n\n"
                       "A node is `{\"id\": ..., \"op\": ..., \"params\": {...}}`; edges `[from, to]` connect them. Counts "
                       "marked `int|AUTOTUNE` take a number, `\"AUTOTUNE\"` or `-1` (tf.data.AUTOTUNE). Paths are relative "
-                      "to the project file's folder.\n";
+                      "to the project file's folder. In the default column, *required* marks a parameter every node of the op must set, and "
+                      "*optional* one without a default that may be left out: its meaning says what leaving it out does (map's "
+                      "function parameters say which functions need them).\n";
     for (const char *group : {"sources", "transformations", "performance"}) {
         out += std::string("\n## ") + (std::string(group) == "sources" ? "Sources" : std::string(group) == "transformations"
                                                                                           ? "Transformations"
@@ -38,8 +40,10 @@ std::string markdown()
                 for (char &c : type)
                     if (c == '|')
                         c = '/';
-                out += "| `" + p.name + "` | " + type + " | " + (p.defaultValue.empty() ? "required" : "`" + p.defaultValue + "`") +
-                       " | " + p.doc + " |\n";
+                // A parameter without a default is either required or optional with a meaning of
+                // its own for being left out, which its doc gives.
+                const std::string def = p.required ? "required" : p.defaultValue.empty() ? "optional" : "`" + p.defaultValue + "`";
+                out += "| `" + p.name + "` | " + type + " | " + def + " | " + p.doc + " |\n";
             }
             if (op.name == "map") {
                 out += "\nFunctions:\n\n";
@@ -74,7 +78,7 @@ int ops(const QStringList &arguments)
         for (const auto &op : pipeline::allOps()) {
             nlohmann::json params = nlohmann::json::array();
             for (const auto &p : op.params)
-                params.push_back({{"name", p.name}, {"type", p.type}, {"default", p.defaultValue}, {"doc", p.doc}});
+                params.push_back({{"name", p.name}, {"type", p.type}, {"default", p.defaultValue}, {"required", p.required}, {"doc", p.doc}});
             all.push_back({{"name", op.name}, {"group", op.group}, {"summary", op.summary}, {"params", params},
                            {"min_inputs", op.minInputs}, {"max_inputs", op.maxInputs}});
         }

@@ -5,6 +5,7 @@
 #include "cli/cli_support.h"
 #include "cli/pipeline_options.h"
 #include "io/npz_writer.h"
+#include "pipeline/preview.h"
 
 #include <QDir>
 
@@ -12,24 +13,6 @@
 
 namespace sluice::commands {
 namespace {
-
-std::string firstValues(const pipeline::Tensor &t, std::size_t limit = 8)
-{
-    std::string s = "[";
-    const std::uint64_t n = t.isString() ? t.stringValues().size() : t.count();
-    for (std::uint64_t i = 0; i < n && i < limit; ++i) {
-        if (i)
-            s += ", ";
-        if (t.isString()) {
-            s += "b'" + t.stringValues()[i].substr(0, 24) + "'";
-        } else {
-            char buf[32];
-            std::snprintf(buf, sizeof buf, "%.6g", t.valueAsDouble(i));
-            s += buf;
-        }
-    }
-    return s + (n > limit ? ", …]" : "]");
-}
 
 Status writeNpz(const std::string &path, const pipeline::ElementSpec &spec, const pipeline::Element &e)
 {
@@ -109,7 +92,7 @@ int preview(const QStringList &arguments)
         std::printf("element %llu\n", (unsigned long long)i);
         for (std::size_t f = 0; f < spec.features.size(); ++f)
             std::printf("  %-16s %-8s %-14s %s\n", spec.features[f].name.c_str(), e.tensors[f].type().name().c_str(),
-                        pipeline::shapeText(e.tensors[f].shape()).c_str(), firstValues(e.tensors[f]).c_str());
+                        pipeline::shapeText(e.tensors[f].shape()).c_str(), pipeline::firstValues(e.tensors[f]).c_str());
     }
     if (!out.isEmpty())
         std::printf("wrote %llu element%s of %s to %s\n", (unsigned long long)i, i == 1 ? "" : "s", pipe->outputNode().c_str(),

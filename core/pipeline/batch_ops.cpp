@@ -226,7 +226,7 @@ void registerBatchOps(std::vector<OpInfo> &ops)
                    "Stacks batch_size consecutive elements (the last batch may be smaller unless drop_remainder), as tf.data "
                    "batch. Over mapped arrays the rows of each batch are gathered straight into the batch buffer, "
                    "num_parallel_calls batches at a time.",
-                   {{"batch_size", "int", "", "elements per batch"},
+                   {{"batch_size", "int", "", "elements per batch", true},
                     {"drop_remainder", "bool", "false", "drop a last batch smaller than batch_size"},
                     {"num_parallel_calls", "int|AUTOTUNE", "AUTOTUNE", "batches gathered at once (mapped inputs)"},
                     {"deterministic", "bool", "true", "keep input order when gathering in parallel"}},

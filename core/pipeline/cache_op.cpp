@@ -242,7 +242,7 @@ void registerCacheOp(std::vector<OpInfo> &ops)
     ops.push_back({"cache", "performance",
                    "Keeps the first complete pass (in memory, or in filename) and replays it on later passes, as tf.data "
                    "cache. A pass that stops early caches nothing.",
-                   {{"filename", "path", "", "a cache file (empty: memory); reused by later runs while the pipeline is unchanged"}},
+                   {{"filename", "path", "", "a cache file, reused by later runs while the pipeline is unchanged (absent or \"\": the cache is in memory)"}},
                    1, 1, buildCache});
 }
 

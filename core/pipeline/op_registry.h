@@ -23,8 +23,13 @@ struct ParamInfo
 {
     std::string name;
     std::string type;         // "int", "int|AUTOTUNE", "number", "bool", "string", "path|glob|list", "enum:a|b", …
-    std::string defaultValue; // as written in a project file; empty when required
-    std::string doc;
+    std::string defaultValue; // as written in a project file; empty when there is none (required, or optional: see doc)
+    std::string doc;          // for an optional parameter without a default, also what leaving it out means
+    // Every node of the op must set it (the build fails naming it otherwise). False for a
+    // parameter with a default and for one whose absence means something of its own (a seed
+    // drawn from the pipeline's, a sequential map), so that "no default" never reads as
+    // "required". Last, so that initialisers without it keep meaning "optional".
+    bool required = false;
 };
 
 struct OpInfo

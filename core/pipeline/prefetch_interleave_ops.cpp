@@ -148,14 +148,14 @@ void registerPerformanceOps(std::vector<OpInfo> &ops)
     ops.push_back({"prefetch", "performance",
                    "Prepares up to buffer_size elements ahead of the consumer on the arena, as tf.data prefetch (AUTOTUNE: the "
                    "buffer grows while the consumer waits, within the RAM budget).",
-                   {{"buffer_size", "int|AUTOTUNE", "", "elements to prepare ahead"}}, 1, 1, buildPrefetch});
+                   {{"buffer_size", "int|AUTOTUNE", "", "elements to prepare ahead", true}}, 1, 1, buildPrefetch});
     ops.push_back({"interleave", "performance",
                    "Reads the files of its input chain's source as one sub-pipeline each (the chain up to here, per file), "
                    "taking block_length elements from cycle_length of them in turn, as tf.data interleave over "
                    "Dataset.list_files. With num_parallel_calls the open sub-pipelines run ahead in parallel; the order is the same.",
                    {{"cycle_length", "int|AUTOTUNE", "AUTOTUNE", "sub-pipelines open at once (AUTOTUNE: the CPU budget)"},
                     {"block_length", "int", "1", "consecutive elements taken from each"},
-                    {"num_parallel_calls", "int|AUTOTUNE", "", "run the open sub-pipelines ahead in parallel"},
+                    {"num_parallel_calls", "int|AUTOTUNE", "", "run the open sub-pipelines ahead in parallel (absent: each open sub-pipeline runs only when its turn comes)"},
                     {"deterministic", "bool", "true", "accepted for compatibility; the order is always deterministic"}},
                    1, 1, buildInterleave});
     registerCacheOp(ops);

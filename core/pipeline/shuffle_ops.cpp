@@ -153,15 +153,15 @@ void registerShuffleOps(std::vector<OpInfo> &ops)
 {
     ops.push_back({"shuffle", "transformations",
                    "Buffered shuffle, as tf.data shuffle: each output is drawn at random from a buffer of buffer_size elements.",
-                   {{"buffer_size", "int", "", "elements in the shuffle buffer (the dataset size gives a full shuffle)"},
-                    {"seed", "int", "", "random seed (default: from the pipeline seed, else random)"},
+                   {{"buffer_size", "int", "", "elements in the shuffle buffer (the dataset size gives a full shuffle)", true},
+                    {"seed", "int", "", "random seed (absent: from the pipeline seed, else random)"},
                     {"reshuffle_each_iteration", "bool", "true", "a different order on each pass (repeat, epochs)"}},
                    1, 1, buildShuffle});
     ops.push_back({"global_shuffle", "transformations",
                    "A uniformly random permutation of a random-access input (mapped arrays, range) on every pass, with no "
                    "buffer to fill and O(1) memory (a seeded Feistel bijection), as tf.data's global_shuffle. Batches after it "
                    "are still gathered straight from the mapping.",
-                   {{"seed", "int", "", "random seed (default: from the pipeline seed, else random)"},
+                   {{"seed", "int", "", "random seed (absent: from the pipeline seed, else random)"},
                     {"reshuffle_each_iteration", "bool", "true", "a fresh permutation on each pass"}},
                    1, 1, buildGlobalShuffle});
 }

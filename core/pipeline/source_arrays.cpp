@@ -256,17 +256,17 @@ void registerSourceOps(std::vector<OpInfo> &ops)
     ops.push_back({"from_npy", "sources",
                    "Rows of .npy files, memory-mapped: one file (or list / glob of files) per feature, all with the same "
                    "number of rows. tf.data: Dataset.from_tensor_slices over np.load(mmap_mode='r').",
-                   {{"features", "object", "", "feature name → .npy path, list of paths or glob pattern (relative to the project)"}},
+                   {{"features", "object", "", "feature name → .npy path, list of paths or glob pattern (relative to the project)", true}},
                    0, 0, buildFromNpy});
     ops.push_back({"from_npz", "sources",
                    "Arrays of .npz archives as features (stored members mapped, deflated ones inflated). tf.data: "
                    "from_tensor_slices(dict(np.load(path))).",
-                   {{"path", "path|glob|list", "", ".npz archive(s); several are read one after another"},
+                   {{"path", "path|glob|list", "", ".npz archive(s); several are read one after another", true},
                     {"members", "list", "all", "the arrays to use as features, by name"}},
                    0, 0, buildFromNpz});
     ops.push_back({"range", "sources", "Integers start, start+step, … below stop, as tf.data.Dataset.range.",
                    {{"start", "int", "0", "first value"},
-                    {"stop", "int", "", "end (exclusive)"},
+                    {"stop", "int", "", "end (exclusive)", true},
                     {"step", "int", "1", "increment (negative counts down)"},
                     {"name", "string", "value", "the feature's name"}},
                    0, 0, buildRange});

@@ -205,9 +205,9 @@ void registerTfRecordSource(std::vector<OpInfo> &ops)
     ops.push_back({"from_tfrecord", "sources",
                    "tf.train.Example records of TFRecord files, decoded into fixed-length features (tf.data.TFRecordDataset + "
                    "tf.io.parse_single_example with FixedLenFeature). Every record's CRC-32C is verified.",
-                   {{"filenames", "path|glob|list", "", "TFRecord files, read one after another"},
-                    {"compression_type", "enum:|GZIP", "", "\"\" or \"GZIP\""},
-                    {"features", "object", "", "name → {dtype: float32|int64|string, shape: [...], default_value}"}},
+                   {{"filenames", "path|glob|list", "", "TFRecord files, read one after another", true},
+                    {"compression_type", "enum:|GZIP", "", "\"\" (none) or \"GZIP\" (absent: none)"},
+                    {"features", "object", "", "name → {dtype: float32|int64|string, shape: [...], default_value}", true}},
                    0, 0, buildFromTfRecord});
 }
 

@@ -362,18 +362,18 @@ std::shared_ptr<Dataset> buildZip(BuildContext &context, Params &params, const I
 void registerStreamOps(std::vector<OpInfo> &ops)
 {
     ops.push_back({"take", "transformations", "The first count elements (all with -1), as tf.data take.",
-                   {{"count", "int", "", "elements to keep; -1 keeps all"}}, 1, 1, buildTake});
+                   {{"count", "int", "", "elements to keep; -1 keeps all", true}}, 1, 1, buildTake});
     ops.push_back({"skip", "transformations", "All but the first count elements (-1 skips all), as tf.data skip.",
-                   {{"count", "int", "", "elements to drop"}}, 1, 1, buildSkip});
+                   {{"count", "int", "", "elements to drop", true}}, 1, 1, buildSkip});
     ops.push_back({"shard", "transformations", "Every num_shards-th element starting at index, as tf.data shard.",
-                   {{"num_shards", "int", "", "number of shards"}, {"index", "int", "", "this shard, 0 ≤ index < num_shards"}}, 1, 1,
+                   {{"num_shards", "int", "", "number of shards", true}, {"index", "int", "", "this shard, 0 ≤ index < num_shards", true}}, 1, 1,
                    buildShard});
     ops.push_back({"repeat", "transformations", "The input count times (forever with -1 or no count), as tf.data repeat.",
                    {{"count", "int", "-1", "passes; -1 repeats forever"}}, 1, 1, buildRepeat});
     ops.push_back({"filter", "transformations", "Keeps elements whose scalar feature compares true with value (tf.data filter).",
-                   {{"feature", "feature", "", "a numeric scalar feature"},
+                   {{"feature", "feature", "", "a numeric scalar feature", true},
                     {"op", "enum:==|!=|<|<=|>|>=", "==", "comparison"},
-                    {"value", "number", "", "what the feature is compared with"}},
+                    {"value", "number", "", "what the feature is compared with", true}},
                    1, 1, buildFilter});
     ops.push_back({"unbatch", "transformations", "Splits each element along its first dimension, as tf.data unbatch.", {}, 1, 1,
                    buildUnbatch});

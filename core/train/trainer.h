@@ -30,6 +30,9 @@ struct TrainerOptions
     bool resume = false;        // continue from the newest checkpoint in checkpointDir
     std::function<void(const nlohmann::json &)> onEvent; // called on the training thread
     const std::atomic<bool> *cancelFlag = nullptr;       // polled between steps
+    // Called on the training thread before each step's batch is requested. It may block: the
+    // workbench pauses a run by waiting here (and must return when the run is cancelled).
+    std::function<void()> betweenSteps;
     GradientReducer *reducer = nullptr;                  // null: in-process replicas only
     double stepEventInterval = 0.25;                     // seconds between step events (bounded rate)
     double statsEventInterval = 1.0;                     // seconds between pipeline stats events

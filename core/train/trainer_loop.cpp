@@ -219,6 +219,8 @@ RunOutcome Trainer::run()
         for (;;) {
             if (impl.config.stepsPerEpoch > 0 && stepInEpoch >= impl.config.stepsPerEpoch && skip == 0)
                 break;
+            if (impl.options.betweenSteps)
+                impl.options.betweenSteps();
             std::optional<pipeline::Element> batch;
             if (!localEnded) {
                 auto next = impl.pipeline->next();

@@ -177,6 +177,8 @@ void writeNpy(const std::string &path, DType dtype, const std::vector<std::uint6
         qFatal("cannot write %s: %s", path.c_str(), s.error().message().c_str());
 }
 
+std::string sluiceBinary() { return SLUICE_BINARY; }
+
 bool contains(const std::string &text, const std::string &part) { return text.find(part) != std::string::npos; }
 
 } // namespace sluice::test

@@ -70,6 +70,9 @@ void writeNpy(const std::string &path, const std::vector<T> &values, const std::
     writeNpy(path, DTypeOf<T>::value, rowShape, std::as_bytes(std::span<const T>(values)));
 }
 
+// The built `sluice` executable, for scripts a test runs (they take it as $SLUICE).
+std::string sluiceBinary();
+
 // `contains` for messages, with the message in the failure text.
 bool contains(const std::string &text, const std::string &part);
 

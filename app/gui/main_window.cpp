@@ -1,0 +1,329 @@
+#include "gui/main_window.h"
+
+#include "canvas/pipeline_scene.h"
+#include "canvas/pipeline_view.h"
+#include "charts/charts_panel.h"
+#include "console/run_console.h"
+#include "document/project_document.h"
+#include "gui/autosave.h"
+#include "gui/welcome_page.h"
+#include "inspector/parameter_inspector.h"
+#include "model/model_panel.h"
+#include "pipeline/op_registry.h"
+#include "preview/preview_panel.h"
+#include "stage_palette_filter.h"
+#include "stage_palette_model.h"
+#include "telemetry/cpu_usage.h"
+#include "telemetry/nvml_telemetry.h"
+
+#include <QDir>
+#include <QDockWidget>
+#include <QHeaderView>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QLineEdit>
+#include <QStackedWidget>
+#include <QStatusBar>
+#include <QTreeView>
+#include <QUndoView>
+#include <QVBoxLayout>
+
+// The icons live in sluice_gui, a static library: its resources must be registered by hand.
+static void initResources() { Q_INIT_RESOURCE(sluice); }
+
+namespace sluice::gui {
+
+namespace {
+
+QJsonObject toQt(const nlohmann::json &j)
+{
+    return j.is_object() ? QJsonDocument::fromJson(QByteArray::fromStdString(j.dump())).object() : QJsonObject();
+}
+
+} // namespace
+
+MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
+{
+    initResources();
+    setObjectName(QStringLiteral("workbench"));
+    setWindowIcon(QIcon(QStringLiteral(":/icons/sluice.svg")));
+    m_centre = new QStackedWidget(this);
+    m_welcome = new WelcomePage(m_centre);
+    m_centre->addWidget(m_welcome);
+    setCentralWidget(m_centre);
+    connect(m_welcome, &WelcomePage::newProjectRequested, this, &MainWindow::newProject);
+    connect(m_welcome, &WelcomePage::openRequested, this, &MainWindow::open);
+    connect(m_welcome, &WelcomePage::openPathRequested, this, [this](const QString &path) { openProject(path); });
+
+    m_session = new bridge::RunSession(this);
+    connect(m_session, &bridge::RunSession::runEvents, this, &MainWindow::onRunEvents);
+    connect(m_session, &bridge::RunSession::pipelineStats, this, &MainWindow::onPipelineStats);
+    connect(m_session, &bridge::RunSession::finished, this, &MainWindow::onRunFinished);
+    connect(m_session, &bridge::RunSession::pausedChanged, this, [this] { updateActions(); });
+    m_previewJob = new bridge::PreviewJob(this);
+    connect(m_previewJob, &bridge::PreviewJob::ready, this, [this](quint64, const pipeline::StagePreview &p) { m_preview->showPreview(p); });
+    connect(m_previewJob, &bridge::PreviewJob::failed, this, [this](quint64, const QString &message) { m_preview->showError(message); });
+    m_validator = new widgets::ProjectValidator(this);
+    connect(m_validator, &widgets::ProjectValidator::validated, this, &MainWindow::onValidated);
+
+    m_runLabel = new QLabel(tr("Idle"), this);
+    m_inputBoundLabel = new QLabel(this);
+    m_inputBoundLabel->setToolTip(tr("The share of step time spent waiting for input, classified as TensorFlow's input-pipeline analyser does "
+                                     "(under 5%: not input-bound, 5–20%: moderately, over 20%: highly)"));
+    statusBar()->addPermanentWidget(m_inputBoundLabel);
+    statusBar()->addPermanentWidget(m_runLabel);
+
+    buildDocks();
+    createActions();
+    createMenus();
+
+    m_autosaveTimer.setInterval(30 * 1000);
+    connect(&m_autosaveTimer, &QTimer::timeout, this, &MainWindow::autosaveNow);
+    m_autosaveTimer.start();
+    m_deviceTimer.setInterval(250); // device charts: four samples a second
+    connect(&m_deviceTimer, &QTimer::timeout, this, &MainWindow::sampleDevices);
+
+    resize(1400, 900);
+    updateTitle();
+    updateActions();
+}
+
+MainWindow::~MainWindow()
+{
+    // The scene refers to the document: drop the views first.
+    delete m_view;
+    m_view = nullptr;
+    delete m_scene;
+    m_scene = nullptr;
+}
+
+void MainWindow::buildDocks()
+{
+    setDockNestingEnabled(true);
+    auto dock = [this](const QString &name, const QString &title, QWidget *content, Qt::DockWidgetArea area) {
+        auto *d = new QDockWidget(title, this);
+        d->setObjectName(name); // saveState() keys the layout by object name
+        d->setWidget(content);
+        addDockWidget(area, d);
+        return d;
+    };
+
+    // Palette: search box over the grouped stage list; drag onto the canvas or double-click.
+    auto *palette = new QWidget(this);
+    m_paletteSearch = new QLineEdit(palette);
+    m_paletteSearch->setObjectName(QStringLiteral("paletteSearch"));
+    m_paletteSearch->setPlaceholderText(tr("Search stages (Ctrl+F)"));
+    m_paletteSearch->setClearButtonEnabled(true);
+    m_paletteModel = new widgets::StagePaletteModel(palette);
+    m_paletteFilter = new widgets::StagePaletteFilter(palette);
+    m_paletteFilter->setSourceModel(m_paletteModel);
+    m_paletteView = new QTreeView(palette);
+    m_paletteView->setObjectName(QStringLiteral("palette"));
+    m_paletteView->setModel(m_paletteFilter);
+    m_paletteView->setHeaderHidden(true);
+    m_paletteView->setDragEnabled(true);
+    m_paletteView->setDragDropMode(QAbstractItemView::DragOnly);
+    m_paletteView->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    m_paletteView->expandAll();
+    connect(m_paletteSearch, &QLineEdit::textChanged, this, [this](const QString &text) {
+        m_paletteFilter->setFilterFixedString(text);
+        m_paletteView->expandAll();
+    });
+    connect(m_paletteView, &QTreeView::activated, this, [this](const QModelIndex &index) {
+        const QString op = index.data(widgets::StagePaletteModel::OpNameRole).toString();
+        if (!op.isEmpty() && m_view)
+            m_view->addStage(op, m_view->placementPoint());
+    });
+    auto *paletteLayout = new QVBoxLayout(palette);
+    paletteLayout->setContentsMargins(4, 4, 4, 4);
+    paletteLayout->addWidget(m_paletteSearch);
+    paletteLayout->addWidget(m_paletteView);
+    m_paletteDock = dock(QStringLiteral("paletteDock"), tr("Stages"), palette, Qt::LeftDockWidgetArea);
+
+    m_inspector = new widgets::ParameterInspector(this);
+    m_inspectorDock = dock(QStringLiteral("inspectorDock"), tr("Inspector"), m_inspector, Qt::RightDockWidgetArea);
+    connect(m_inspector, &widgets::ParameterInspector::parameterEdited, this, [this](const QString &id, const QString &param, const QJsonValue &value) {
+        if (m_document)
+            m_document->setParameter(id, param, value);
+    });
+    m_modelPanel = new widgets::ModelPanel(this);
+    m_modelDock = dock(QStringLiteral("modelDock"), tr("Model and Training"), m_modelPanel, Qt::RightDockWidgetArea);
+    connect(m_modelPanel, &widgets::ModelPanel::modelEdited, this, [this](const QJsonObject &model) {
+        if (m_document)
+            m_document->setModel(model);
+    });
+    connect(m_modelPanel, &widgets::ModelPanel::trainingEdited, this, [this](const QJsonObject &training) {
+        if (m_document)
+            m_document->setTraining(training);
+    });
+    tabifyDockWidget(m_inspectorDock, m_modelDock);
+    m_inspectorDock->raise();
+
+    m_charts = new widgets::ChartsPanel(this);
+    m_chartsDock = dock(QStringLiteral("chartsDock"), tr("Charts"), m_charts, Qt::BottomDockWidgetArea);
+    m_console = new widgets::RunConsole(this);
+    m_consoleDock = dock(QStringLiteral("consoleDock"), tr("Console"), m_console, Qt::BottomDockWidgetArea);
+    m_preview = new widgets::PreviewPanel(this);
+    m_previewDock = dock(QStringLiteral("previewDock"), tr("Preview"), m_preview, Qt::BottomDockWidgetArea);
+    tabifyDockWidget(m_chartsDock, m_consoleDock);
+    tabifyDockWidget(m_consoleDock, m_previewDock);
+    m_chartsDock->raise();
+
+    m_history = new QUndoView(this);
+    m_history->setEmptyLabel(tr("<opened>"));
+    m_historyDock = dock(QStringLiteral("historyDock"), tr("History"), m_history, Qt::LeftDockWidgetArea);
+    m_historyDock->hide();
+}
+
+void MainWindow::applyDefaultLayout()
+{
+    // Side docks narrow, the charts about a third of the height.
+    resizeDocks({m_paletteDock, m_inspectorDock}, {230, 400}, Qt::Horizontal);
+    resizeDocks({m_chartsDock}, {height() / 3}, Qt::Vertical);
+}
+
+void MainWindow::setDocument(std::unique_ptr<widgets::ProjectDocument> document)
+{
+    if (m_session->isRunning())
+        m_session->stop();
+    clearAutosave();
+    // Views of the old document go first, then the document.
+    if (m_view) {
+        m_centre->removeWidget(m_view);
+        delete m_view;
+        m_view = nullptr;
+    }
+    delete m_scene;
+    m_scene = nullptr;
+    m_document = std::move(document);
+    m_check = {};
+    m_shownModel = m_shownTraining = QJsonObject{{QStringLiteral("?"), true}}; // forces the first refresh
+    m_shownFeatures.clear();
+    m_inspector->showNothing();
+    if (!m_document) {
+        m_history->setStack(nullptr);
+        m_centre->setCurrentWidget(m_welcome);
+        m_welcome->refresh();
+        updateTitle();
+        updateActions();
+        return;
+    }
+    m_document->setParent(nullptr);
+    m_autosaveKey = Autosave::keyFor(m_document->filePath());
+    m_scene = new widgets::PipelineScene(m_document.get(), this);
+    m_view = new widgets::PipelineView(m_scene, m_centre);
+    m_centre->addWidget(m_view);
+    m_centre->setCurrentWidget(m_view);
+    m_history->setStack(m_document->undoStack());
+    connect(m_view, &widgets::PipelineView::statusMessage, this, [this](const QString &message) { statusBar()->showMessage(message, 8000); });
+    connect(m_scene, &QGraphicsScene::selectionChanged, this, &MainWindow::onSelectionChanged);
+    connect(m_scene, &widgets::PipelineScene::nodeActivated, this, [this](const QString &) {
+        m_inspectorDock->show();
+        m_inspectorDock->raise();
+    });
+    connect(m_document.get(), &widgets::ProjectDocument::changed, this, &MainWindow::onDocumentChanged);
+    connect(m_document.get(), &widgets::ProjectDocument::dirtyChanged, this, [this] { updateTitle(); });
+    connect(m_document.get(), &widgets::ProjectDocument::filePathChanged, this, [this] { updateTitle(); });
+    connect(m_document->undoStack(), &QUndoStack::canUndoChanged, this, [this] { updateActions(); });
+    connect(m_document->undoStack(), &QUndoStack::canRedoChanged, this, [this] { updateActions(); });
+    refreshModelPanel();
+    m_validator->validate(m_document->project());
+    m_view->resetZoom();
+    // Once the view has its size (after this event), show every stage.
+    QTimer::singleShot(0, m_view, [view = m_view] { view->fitAll(); });
+    m_view->setFocus();
+    updateTitle();
+    updateActions();
+}
+
+void MainWindow::onDocumentChanged()
+{
+    m_validator->validate(m_document->project());
+    onSelectionChanged();
+    refreshModelPanel();
+    updateActions();
+}
+
+QStringList MainWindow::featuresOfInputs(const QString &nodeId) const
+{
+    QStringList features;
+    for (const std::string &input : m_document->project().inputsOf(nodeId.toStdString()))
+        for (const QString &name : m_check.stages.value(QString::fromStdString(input)).featureNames)
+            if (!features.contains(name))
+                features << name;
+    return features;
+}
+
+QStringList MainWindow::outputFeatures() const
+{
+    if (!m_document)
+        return {};
+    auto output = m_document->project().outputNode();
+    return output.ok() ? m_check.stages.value(QString::fromStdString(*output)).featureNames : QStringList();
+}
+
+void MainWindow::onSelectionChanged()
+{
+    if (!m_document || !m_scene)
+        return;
+    const QStringList selected = m_scene->selectedNodeIds();
+    if (selected.size() != 1) {
+        m_inspector->showNothing();
+        updateActions();
+        return;
+    }
+    const PipelineNode *node = m_document->project().findNode(selected.front().toStdString());
+    if (!node)
+        return;
+    m_inspector->showNode(selected.front(), QString::fromStdString(node->op), toQt(node->params), featuresOfInputs(selected.front()), m_document->folder());
+    const widgets::StageCheck stage = m_check.stages.value(selected.front());
+    QMap<QString, QString> errors;
+    if (!stage.error.isEmpty())
+        errors.insert(stage.parameter, stage.error);
+    m_inspector->setNodeErrors(errors);
+    updateActions();
+}
+
+void MainWindow::onValidated(const widgets::ProjectCheck &check)
+{
+    m_check = check;
+    if (m_scene)
+        m_scene->setCheck(check);
+    int problems = 0;
+    for (const widgets::StageCheck &stage : check.stages)
+        problems += stage.error.isEmpty() ? 0 : 1;
+    if (problems)
+        statusBar()->showMessage(tr("%n stage(s) need attention: hover a red stage for the reason", nullptr, problems), 6000);
+    // Features downstream may have changed: refresh the inspector's pickers and the model panel.
+    onSelectionChanged();
+    refreshModelPanel();
+}
+
+void MainWindow::refreshModelPanel()
+{
+    // Only when something it shows changed: re-setting a panel the user is typing in would
+    // take the focus away from them.
+    if (!m_document)
+        return;
+    const QJsonObject model = toQt(m_document->project().model), training = toQt(m_document->project().training);
+    const QStringList features = outputFeatures();
+    if (model != m_shownModel || features != m_shownFeatures) {
+        m_shownModel = model;
+        m_shownFeatures = features;
+        m_modelPanel->setModel(model, features);
+    }
+    if (training != m_shownTraining) {
+        m_shownTraining = training;
+        m_modelPanel->setTraining(training);
+    }
+}
+
+void MainWindow::updateTitle()
+{
+    const QString name = m_document ? m_document->displayName() : QString();
+    setWindowTitle(m_document ? QStringLiteral("%1[*] — Sluice").arg(name) : QStringLiteral("Sluice"));
+    setWindowModified(m_document && m_document->isDirty());
+}
+
+} // namespace sluice::gui

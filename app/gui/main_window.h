@@ -1,0 +1,176 @@
+#pragma once
+// The workbench window: the canvas in the middle, the stage palette on the left, the inspector
+// and the model panel on the right, charts, console and preview below. It owns the open
+// ProjectDocument and connects the views to it; all computing happens in core through the
+// bridge (RunSession, PreviewJob) and the background validator, so the window never waits.
+//
+// The class is split by feature across files (style.md, small rooms):
+//   main_window.cpp          construction, docks, the document's views
+//   main_window_actions.cpp  actions, menus, toolbar, shortcuts, theme, about
+//   main_window_files.cpp    new / open / save / recent / autosave and recovery / close
+//   main_window_run.cpp      run, pause, stop, preview, live updates, past runs
+//
+// Threading: GUI thread only.
+
+#include "bridge/preview_job.h"
+#include "bridge/run_session.h"
+#include "document/project_validator.h"
+
+#include <QJsonObject>
+#include <QMainWindow>
+#include <QPointer>
+#include <QTimer>
+
+#include <memory>
+
+class QAction;
+class QDockWidget;
+class QLabel;
+class QLineEdit;
+class QMenu;
+class QStackedWidget;
+class QTreeView;
+class QUndoView;
+
+namespace sluice::widgets {
+class ChartsPanel;
+class ModelPanel;
+class ParameterInspector;
+class PipelineScene;
+class PipelineView;
+class PreviewPanel;
+class ProjectDocument;
+class RunConsole;
+class StagePaletteFilter;
+class StagePaletteModel;
+} // namespace sluice::widgets
+
+namespace sluice {
+class CpuUsageSampler;
+}
+namespace sluice::telemetry {
+class NvmlTelemetry;
+}
+
+namespace sluice::gui {
+
+class WelcomePage;
+
+class MainWindow : public QMainWindow
+{
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget *parent = nullptr);
+    ~MainWindow() override;
+
+    // Opens a project file; a broken or newer file shows what is wrong and changes nothing.
+    bool openProject(const QString &path);
+    // Offers any autosaved work left by a session that crashed (called once at start).
+    void offerRecovery();
+    // The dock sizes of a first start (no remembered layout): the canvas gets the room.
+    void applyDefaultLayout();
+
+    // For tests and scripts: the parts users act on.
+    widgets::ProjectDocument *document() const { return m_document.get(); }
+    widgets::PipelineScene *scene() const { return m_scene; }
+    widgets::PipelineView *view() const { return m_view; }
+    widgets::ChartsPanel *charts() const { return m_charts; }
+    widgets::RunConsole *console() const { return m_console; }
+    widgets::ParameterInspector *inspector() const { return m_inspector; }
+    widgets::ModelPanel *modelPanel() const { return m_modelPanel; }
+    widgets::PreviewPanel *previewPanel() const { return m_preview; }
+    bridge::RunSession *runSession() const { return m_session; }
+    WelcomePage *welcomePage() const { return m_welcome; }
+    QAction *action(const QString &name) const; // by objectName ("run", "save", …)
+    QString inputBoundText() const;
+    bool lastRunOk() const { return m_lastRunStatus == bridge::RunSession::Status::Ok; }
+    bool hasFinishedRun() const { return m_finishedRuns > 0; }
+    QString lastRunFolder() const { return m_lastRunFolder; }
+
+public Q_SLOTS:
+    void newProject();
+    void open();
+    bool save();
+    bool saveAs();
+    void startRun();
+    void togglePause();
+    void stopRun();
+    void previewSelected();
+    void overlayPastRun();
+
+protected:
+    void closeEvent(QCloseEvent *event) override;
+
+private:
+    // main_window.cpp
+    void buildDocks();
+    void setDocument(std::unique_ptr<widgets::ProjectDocument> document);
+    void onDocumentChanged();
+    void onSelectionChanged();
+    void onValidated(const widgets::ProjectCheck &check);
+    void updateTitle();
+    QStringList featuresOfInputs(const QString &nodeId) const;
+    QStringList outputFeatures() const;
+    void refreshModelPanel();
+    // main_window_actions.cpp
+    void createActions();
+    void createMenus();
+    void updateActions();
+    void showAbout();
+    void copySelection();
+    void pasteClipboard();
+    void cutSelection();
+    // main_window_files.cpp
+    bool maybeSave();
+    bool saveTo(const QString &path);
+    void autosaveNow();
+    void clearAutosave();
+    void rebuildRecentMenu();
+    // main_window_run.cpp
+    void onRunEvents(quint64 runId, const QList<QJsonObject> &events);
+    void onPipelineStats(quint64 runId, const QJsonObject &snapshot);
+    void onRunFinished(quint64 runId, bridge::RunSession::Status status, const QString &error);
+    void sampleDevices();
+    QString newRunFolder() const;
+
+    std::unique_ptr<widgets::ProjectDocument> m_document;
+    widgets::PipelineScene *m_scene = nullptr; // owned by m_view's lifetime (deleted with the document)
+    widgets::PipelineView *m_view = nullptr;
+    QStackedWidget *m_centre = nullptr;
+    WelcomePage *m_welcome = nullptr;
+
+    widgets::StagePaletteModel *m_paletteModel = nullptr;
+    widgets::StagePaletteFilter *m_paletteFilter = nullptr;
+    QTreeView *m_paletteView = nullptr;
+    QLineEdit *m_paletteSearch = nullptr;
+    widgets::ParameterInspector *m_inspector = nullptr;
+    widgets::ModelPanel *m_modelPanel = nullptr;
+    widgets::ChartsPanel *m_charts = nullptr;
+    widgets::RunConsole *m_console = nullptr;
+    widgets::PreviewPanel *m_preview = nullptr;
+    QUndoView *m_history = nullptr;
+    QDockWidget *m_paletteDock = nullptr, *m_inspectorDock = nullptr, *m_modelDock = nullptr, *m_chartsDock = nullptr,
+                *m_consoleDock = nullptr, *m_previewDock = nullptr, *m_historyDock = nullptr;
+
+    QLabel *m_runLabel = nullptr;
+    QLabel *m_inputBoundLabel = nullptr;
+    QMenu *m_recentMenu = nullptr;
+    QMenu *m_viewMenu = nullptr;
+
+    bridge::RunSession *m_session = nullptr;
+    bridge::PreviewJob *m_previewJob = nullptr;
+    widgets::ProjectValidator *m_validator = nullptr;
+    widgets::ProjectCheck m_check;
+    QJsonObject m_shownModel, m_shownTraining; // what the model panel shows
+    QStringList m_shownFeatures;
+    QTimer m_autosaveTimer;
+    QTimer m_deviceTimer;
+    QString m_autosaveKey;
+    std::unique_ptr<CpuUsageSampler> m_cpuUsage;              // during a run
+    std::unique_ptr<telemetry::NvmlTelemetry> m_nvml;         // loaded at the first run
+    QString m_lastRunFolder;
+    bridge::RunSession::Status m_lastRunStatus = bridge::RunSession::Status::Failed;
+    int m_finishedRuns = 0;
+};
+
+} // namespace sluice::gui

@@ -1,0 +1,228 @@
+// Runs from the workbench: start, pause, stop; live events to the charts, the console, the
+// canvas colours and the status bar; stage previews; past runs overlaid for comparison. Every
+// run is kept in the project's folder as runs/<time>/, the same record `sluice run --out` writes.
+#include "gui/main_window.h"
+
+#include "canvas/pipeline_scene.h"
+#include "charts/charts_panel.h"
+#include "console/run_console.h"
+#include "document/project_document.h"
+#include "preview/preview_panel.h"
+#include "telemetry/cpu_usage.h"
+#include "telemetry/nvml_telemetry.h"
+
+#include <QDateTime>
+#include <QDir>
+#include <QDockWidget>
+#include <QFileInfo>
+#include <QInputDialog>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QMessageBox>
+#include <QStatusBar>
+
+namespace sluice::gui {
+
+namespace {
+
+QJsonObject toQt(const nlohmann::json &j) { return QJsonDocument::fromJson(QByteArray::fromStdString(j.dump())).object(); }
+
+QString rate(double perSecond)
+{
+    if (perSecond >= 1e6)
+        return QStringLiteral("%1 M").arg(perSecond / 1e6, 0, 'f', 2);
+    if (perSecond >= 1e3)
+        return QStringLiteral("%1 k").arg(perSecond / 1e3, 0, 'f', 1);
+    return QString::number(perSecond, 'f', 0);
+}
+
+} // namespace
+
+QString MainWindow::newRunFolder() const
+{
+    const QDir runs(QDir(m_document->folder()).filePath(QStringLiteral("runs")));
+    const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"));
+    QString folder = runs.filePath(stamp);
+    for (int n = 2; QFileInfo::exists(folder); ++n)
+        folder = runs.filePath(QStringLiteral("%1-%2").arg(stamp).arg(n));
+    return folder;
+}
+
+void MainWindow::startRun()
+{
+    if (!m_document || m_session->isRunning())
+        return;
+    if (m_document->filePath().isEmpty()) {
+        QMessageBox::information(this, tr("Save Before Running"), tr("Runs are kept next to the project (runs/<time>/). Save the project first."));
+        if (!saveAs())
+            return;
+    }
+    const bool training = !m_document->project().model.is_null();
+    bridge::RunSession::Options options;
+    options.runFolder = newRunFolder().toStdString();
+    if (training)
+        options.checkpointDir = options.runFolder + "/checkpoints";
+    if (auto problem = m_session->start(m_document->project(), options)) {
+        m_console->appendLog(widgets::LogLevel::Error, tr("Run not started: %1").arg(*problem));
+        statusBar()->showMessage(tr("Run not started: %1").arg(*problem), 10000);
+        m_consoleDock->show();
+        m_consoleDock->raise();
+        return;
+    }
+    m_lastRunFolder = QString::fromStdString(options.runFolder);
+    const QString label = QFileInfo(m_lastRunFolder).fileName();
+    m_charts->beginRun(m_session->runId(), label);
+    m_console->appendLog(widgets::LogLevel::Info,
+                         tr("%1 started; kept in %2").arg(training ? tr("Training") : tr("Pipeline profile"), QDir::toNativeSeparators(m_lastRunFolder)));
+    if (m_scene)
+        m_scene->clearActivity();
+    m_inputBoundLabel->clear();
+    m_runLabel->setText(tr("Running…"));
+    m_cpuUsage = std::make_unique<CpuUsageSampler>();
+    if (!m_nvml) {
+        m_nvml = std::make_unique<telemetry::NvmlTelemetry>();
+        if (!m_nvml->available())
+            m_console->appendLog(widgets::LogLevel::Info, tr("GPU telemetry: %1").arg(QString::fromStdString(m_nvml->unavailableReason())));
+    }
+    m_deviceTimer.start();
+    m_chartsDock->raise();
+    updateActions();
+}
+
+void MainWindow::togglePause()
+{
+    if (!m_session->isRunning())
+        return;
+    if (m_session->isPaused()) {
+        m_session->resume();
+        m_runLabel->setText(tr("Running…"));
+        m_console->appendLog(widgets::LogLevel::Info, tr("Resumed"));
+    } else {
+        m_session->pause();
+        m_runLabel->setText(tr("Paused"));
+        m_console->appendLog(widgets::LogLevel::Info, tr("Paused (between steps)"));
+    }
+    updateActions();
+}
+
+void MainWindow::stopRun()
+{
+    if (!m_session->isRunning())
+        return;
+    m_session->stop();
+    m_runLabel->setText(tr("Stopping…"));
+}
+
+void MainWindow::onRunEvents(quint64 runId, const QList<QJsonObject> &events)
+{
+    if (runId != m_session->runId())
+        return; // a superseded run
+    m_charts->addRunEvents(runId, events);
+    m_console->appendRunEvents(runId, events);
+    for (auto it = events.rbegin(); it != events.rend(); ++it) {
+        const QString type = it->value(QStringLiteral("event")).toString();
+        if (type == QLatin1String("step") && !m_session->isPaused()) {
+            m_runLabel->setText(tr("Epoch %1 · step %2 · loss %3 · %4 samples/s")
+                                    .arg(it->value(QStringLiteral("epoch")).toInt())
+                                    .arg(it->value(QStringLiteral("step")).toInteger())
+                                    .arg(it->value(QStringLiteral("loss")).toDouble(), 0, 'g', 4)
+                                    .arg(rate(it->value(QStringLiteral("samples_per_s")).toDouble())));
+            break;
+        }
+    }
+}
+
+void MainWindow::onPipelineStats(quint64 runId, const QJsonObject &snapshot)
+{
+    if (runId != m_session->runId())
+        return;
+    m_charts->addPipelineStats(runId, snapshot);
+    if (m_scene)
+        m_scene->setStats(snapshot);
+    const QString bottleneck = snapshot.value(QStringLiteral("bottleneck")).toString();
+    QString text;
+    if (snapshot.contains(QStringLiteral("input_bound")))
+        text = tr("Input: %1 (%2% of step time waiting)")
+                   .arg(snapshot.value(QStringLiteral("input_bound")).toString())
+                   .arg(snapshot.value(QStringLiteral("input_bound_share")).toDouble() * 100, 0, 'f', 1);
+    if (!bottleneck.isEmpty())
+        text += (text.isEmpty() ? QString() : QStringLiteral(" · ")) + tr("bottleneck: %1").arg(bottleneck);
+    m_inputBoundLabel->setText(text);
+    m_inputBoundLabel->setToolTip(snapshot.value(QStringLiteral("bottleneck_reason")).toString());
+    if (m_session->kind() == bridge::RunSession::Kind::Pipeline && !m_session->isPaused())
+        m_runLabel->setText(tr("Profiling · %1 elements/s").arg(rate(snapshot.value(QStringLiteral("elements_per_s")).toDouble())));
+}
+
+QString MainWindow::inputBoundText() const { return m_inputBoundLabel->text(); }
+
+void MainWindow::onRunFinished(quint64 runId, bridge::RunSession::Status status, const QString &error)
+{
+    if (runId != m_session->runId())
+        return;
+    m_deviceTimer.stop();
+    m_charts->endRun(runId);
+    m_lastRunStatus = status;
+    ++m_finishedRuns;
+    const QString name = bridge::RunSession::statusName(status);
+    if (status == bridge::RunSession::Status::Failed) {
+        m_console->appendLog(widgets::LogLevel::Error, tr("Run failed: %1").arg(error));
+        m_consoleDock->show();
+        m_consoleDock->raise();
+    } else {
+        m_console->appendLog(widgets::LogLevel::Info, tr("Run %1; kept in %2").arg(name, QDir::toNativeSeparators(m_lastRunFolder)));
+    }
+    m_runLabel->setText(tr("Last run: %1").arg(name));
+    statusBar()->showMessage(status == bridge::RunSession::Status::Failed ? tr("Run failed: %1").arg(error) : tr("Run %1").arg(name), 10000);
+    updateActions();
+}
+
+void MainWindow::sampleDevices()
+{
+    if (!m_session->isRunning() || !m_cpuUsage)
+        return;
+    // Sampled in the GUI thread: both reads take microseconds (getrusage, NVML queries).
+    const CpuUsage cpu = m_cpuUsage->sample();
+    QList<QJsonObject> events{toQt(cpu.toJson())};
+    if (m_nvml && m_nvml->available())
+        events << toQt(telemetry::gpuEvent(m_nvml->sample(cpu.time)));
+    m_charts->addRunEvents(m_session->runId(), events);
+}
+
+void MainWindow::previewSelected()
+{
+    if (!m_document || !m_scene)
+        return;
+    const QStringList selected = m_scene->selectedNodeIds();
+    if (selected.size() != 1) {
+        statusBar()->showMessage(tr("Select one stage to preview"), 4000);
+        return;
+    }
+    m_preview->showWaiting(selected.front());
+    m_previewDock->show();
+    m_previewDock->raise();
+    m_previewJob->request(m_document->project(), selected.front(), 8);
+}
+
+void MainWindow::overlayPastRun()
+{
+    if (!m_document)
+        return;
+    const QDir runs(QDir(m_document->folder()).filePath(QStringLiteral("runs")));
+    QStringList names;
+    for (const QFileInfo &info : runs.entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name | QDir::Reversed))
+        if (QFileInfo::exists(QDir(info.absoluteFilePath()).filePath(QStringLiteral("events.jsonl"))))
+            names << info.fileName();
+    if (names.isEmpty()) {
+        QMessageBox::information(this, tr("No Past Runs"), tr("This project has no runs yet: runs are kept in %1.").arg(QDir::toNativeSeparators(runs.path())));
+        return;
+    }
+    bool ok = false;
+    const QString chosen = QInputDialog::getItem(this, tr("Compare With Past Run"), tr("Run to overlay:"), names, 0, false, &ok);
+    if (!ok || chosen.isEmpty())
+        return;
+    const QString folder = runs.filePath(chosen);
+    if (const Status shown = m_charts->overlayRun(folder); !shown.ok())
+        m_console->appendLog(widgets::LogLevel::Error, tr("Cannot overlay the run: %1").arg(QString::fromStdString(shown.error().message())));
+}
+
+} // namespace sluice::gui

@@ -1,0 +1,717 @@
+// The CUDA backend's kernels against the CPU backend, on fresh random data each run (the seed
+// is printed; SLUICE_TEST_SEED=<n> replays one). Every output buffer is poisoned with NaN
+// before its launch, so an element a kernel fails to write shows up as an error.
+//
+// Relative error: per element |gpu - cpu| / max(|cpu|, rms(cpu)) — the rms floor keeps values
+// that cancel to near zero from dominating — and its maximum over the output must stay under
+// 1e-5 for fp32 kernels. The matrix products in TF32 and bf16 are judged by the normwise error
+// ||gpu - cpu|| / ||cpu|| (about 3e-4 and 2e-3 expected; limits 1e-3 and 1e-2).
+//
+// Without a CUDA build, a GPU or a driver (CI, developer machines) every case is skipped with
+// the reason.
+#include "train/device_query.h"
+
+#include <QtTest>
+
+#ifdef SLUICE_HAVE_CUDA
+#include "train/activations.h"
+#include "train/cpu/gemm.h"
+#include "train/cuda/activation_kernels.h"
+#include "train/cuda/blas.h"
+#include "train/cuda/device_buffer.h"
+#include "train/cuda/dropout_kernels.h"
+#include "train/cuda/layer_norm_kernels.h"
+#include "train/cuda/loss_kernels.h"
+#include "train/cuda/optimizer_kernels.h"
+#include "train/cuda/reduce_kernels.h"
+#include "train/gradient_reducer.h"
+#include "train/layers/basic_layers.h"
+#include "train/loss.h"
+#include "train/optimizer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#endif
+
+using namespace sluice;
+
+#ifdef SLUICE_HAVE_CUDA
+using namespace sluice::train;
+using cuda::DeviceBuffer;
+using nlohmann::json;
+
+namespace {
+
+std::mt19937 &rng()
+{
+    static std::mt19937 gen = [] {
+        const QByteArray fixed = qgetenv("SLUICE_TEST_SEED");
+        const unsigned seed = fixed.isEmpty() ? std::random_device{}() : fixed.toUInt();
+        qInfo("tst_cuda_kernels: random seed %u (SLUICE_TEST_SEED=%u replays it)", seed, seed);
+        return std::mt19937(seed);
+    }();
+    return gen;
+}
+
+std::vector<float> uniform(std::size_t n, float lo = -1.0f, float hi = 1.0f)
+{
+    std::uniform_real_distribution<float> d(lo, hi);
+    std::vector<float> v(n);
+    for (auto &x : v)
+        x = d(rng());
+    return v;
+}
+
+DeviceBuffer<float> upload(const std::vector<float> &host, cuda::Stream s) { return cuda::toDevice<float>(host, s); }
+
+DeviceBuffer<float> poisoned(std::size_t n, cuda::Stream s)
+{
+    DeviceBuffer<float> b(n);
+    b.poison(s);
+    return b;
+}
+
+// Max over elements of |g - c| / max(|c|, rms(c)); NaN where the CPU has none is infinite.
+double maxRelativeError(const std::vector<float> &gpu, const std::vector<float> &cpu)
+{
+    if (gpu.size() != cpu.size())
+        return std::numeric_limits<double>::infinity();
+    double sq = 0;
+    for (float c : cpu)
+        sq += std::isfinite(c) ? double(c) * c : 0.0;
+    const double rms = cpu.empty() ? 0.0 : std::sqrt(sq / double(cpu.size()));
+    double worst = 0;
+    for (std::size_t i = 0; i < cpu.size(); ++i) {
+        const double g = gpu[i], c = cpu[i];
+        if (std::isnan(c) && std::isnan(g))
+            continue;
+        if (!std::isfinite(g) || !std::isfinite(c)) {
+            if (g != c)
+                return std::numeric_limits<double>::infinity();
+            continue;
+        }
+        const double denom = std::max(std::abs(c), rms);
+        worst = std::max(worst, denom > 0 ? std::abs(g - c) / denom : std::abs(g - c));
+    }
+    return worst;
+}
+
+double normwiseError(const std::vector<float> &gpu, const std::vector<float> &cpu)
+{
+    double d = 0, n = 0;
+    for (std::size_t i = 0; i < cpu.size(); ++i) {
+        if (!std::isfinite(gpu[i]))
+            return std::numeric_limits<double>::infinity();
+        d += (double(gpu[i]) - cpu[i]) * (double(gpu[i]) - cpu[i]);
+        n += double(cpu[i]) * cpu[i];
+    }
+    return n > 0 ? std::sqrt(d / n) : std::sqrt(d);
+}
+
+#define EXPECT_CLOSE(label, gpu, cpu, limit)                                                                            \
+    do {                                                                                                                \
+        const double err_ = maxRelativeError((gpu), (cpu));                                                             \
+        qInfo("%-44s max relative error %.3g", qPrintable(QString(label)), err_);                                      \
+        QVERIFY2(err_ < (limit), qPrintable(QStringLiteral("%1: max relative error %2 (limit %3)").arg(label).arg(err_).arg(limit))); \
+    } while (0)
+
+#define EXPECT_EQUAL_BITS(label, gpu, cpu)                                                                              \
+    do {                                                                                                                \
+        QCOMPARE((gpu).size(), (cpu).size());                                                                           \
+        QVERIFY2(std::memcmp((gpu).data(), (cpu).data(), (cpu).size() * sizeof(float)) == 0,                            \
+                 qPrintable(QStringLiteral("%1: not bit for bit the CPU's").arg(label)));                               \
+    } while (0)
+
+constexpr double kFp32 = 1e-5;
+
+FloatTensor tensor(Shape shape, std::vector<float> values)
+{
+    FloatTensor t(std::move(shape));
+    t.data = std::move(values);
+    return t;
+}
+
+} // namespace
+#endif
+
+class TestCudaKernels : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase();
+    void checksAndBuffers();
+    void biasActivation_data();
+    void biasActivation();
+    void softmaxWideRows();
+    void columnSums();
+    void losses_data();
+    void losses();
+    void optimizers_data();
+    void optimizers();
+    void globalNormClipping();
+    void layerNormalization_data();
+    void layerNormalization();
+    void dropoutMasksMatchTheCpu();
+    void sumOfReplicaBuffers();
+    void matrixProducts_data();
+    void matrixProducts();
+
+private:
+#ifdef SLUICE_HAVE_CUDA
+    cuda::Stream m_stream = nullptr;
+    std::unique_ptr<cuda::Blas> m_blas;
+#endif
+};
+
+void TestCudaKernels::initTestCase()
+{
+#ifndef SLUICE_HAVE_CUDA
+    QSKIP("built without CUDA (SLUICE_WITH_CUDA off or no toolkit): no GPU kernels to test");
+#else
+    const DeviceQuery q = queryGpuDevices();
+    if (q.devices.empty())
+        QSKIP(qPrintable("no GPU on this machine, every CUDA kernel test is skipped: " + QString::fromStdString(q.reason)));
+    qInfo("GPU 0: %s (compute %d.%d)", q.devices[0].name.c_str(), q.devices[0].computeMajor, q.devices[0].computeMinor);
+    cuda::setDevice(0);
+    m_stream = cuda::createStream();
+    m_blas = std::make_unique<cuda::Blas>();
+    cpu::useSingleThreadedBlas();
+    rng();
+#endif
+}
+
+void TestCudaKernels::cleanupTestCase()
+{
+#ifdef SLUICE_HAVE_CUDA
+    m_blas.reset();
+    cuda::destroyStream(m_stream);
+#endif
+}
+
+#ifdef SLUICE_HAVE_CUDA
+
+// The check macros' messages, launcher preconditions, and the buffer's ownership.
+void TestCudaKernels::checksAndBuffers()
+{
+    try {
+        cuda::setDevice(1 << 20);
+        QFAIL("an invalid device must throw");
+    } catch (const cuda::CudaError &e) {
+        const QString what = QString::fromUtf8(e.what());
+        QVERIFY2(what.startsWith(QLatin1String("train/cuda/runtime.cu:")), qPrintable(what)); // the source, not a build path
+        QVERIFY2(what.contains(QLatin1String("cudaSetDevice")), qPrintable(what));
+    }
+    cuda::setDevice(0); // the failed call left no sticky error behind
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, cuda::softmaxRows(m_stream, nullptr, nullptr, 4, 4));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, cuda::layerNormForward(m_stream, nullptr, nullptr, nullptr, nullptr, nullptr, 4, 0, 1e-3));
+
+    DeviceBuffer<float> a(1000);
+    const float *p = a.data();
+    DeviceBuffer<float> b(std::move(a));
+    QCOMPARE(b.data(), p);
+    QVERIFY(a.data() == nullptr && a.empty());
+    DeviceBuffer<float> c(10);
+    c = std::move(b);
+    QCOMPARE(c.data(), p);
+    QCOMPARE(c.size(), std::size_t(1000));
+    const std::vector<float> values = uniform(1000);
+    c.upload(values, m_stream);
+    EXPECT_EQUAL_BITS(QStringLiteral("upload/download"), c.download(m_stream), values);
+}
+
+void TestCudaKernels::biasActivation_data()
+{
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<bool>("withBias");
+    QTest::addColumn<int>("rows");
+    QTest::addColumn<int>("cols");
+    const std::pair<const char *, ActivationKind> kinds[] = {{"linear", ActivationKind::Linear}, {"relu", ActivationKind::Relu},
+                                                             {"gelu", ActivationKind::Gelu},     {"tanh", ActivationKind::Tanh},
+                                                             {"sigmoid", ActivationKind::Sigmoid}, {"softmax", ActivationKind::Softmax}};
+    for (const auto &[name, kind] : kinds) {
+        QTest::addRow("%s", name) << int(kind) << true << 193 << 257;
+        QTest::addRow("%s, no bias, one column", name) << int(kind) << false << 300 << 1;
+    }
+}
+
+// Forward: y = f(x + bias) with the pre-activation kept; backward from the CPU's own z and y.
+void TestCudaKernels::biasActivation()
+{
+    QFETCH(int, kind);
+    QFETCH(bool, withBias);
+    QFETCH(int, rows);
+    QFETCH(int, cols);
+    const auto k = ActivationKind(kind);
+    const std::size_t n = std::size_t(rows) * cols;
+    const std::vector<float> x = uniform(n, -4, 4), bias = uniform(std::size_t(cols)), dy = uniform(n);
+
+    std::vector<float> z = x, y(n), dx(n);
+    if (withBias)
+        for (std::size_t i = 0; i < n; ++i)
+            z[i] += bias[i % std::size_t(cols)];
+    activationForward(k, z.data(), y.data(), std::int64_t(n), cols);
+    activationBackward(k, z.data(), y.data(), dy.data(), dx.data(), std::int64_t(n), cols);
+
+    auto dX = upload(x, m_stream), dBias = upload(bias, m_stream), dDy = upload(dy, m_stream);
+    auto dY = poisoned(n, m_stream), dZ = poisoned(n, m_stream), dDx = poisoned(n, m_stream);
+    cuda::biasActivationForward(m_stream, k, dX.data(), withBias ? dBias.data() : nullptr, dY.data(), dZ.data(), rows, cols);
+    EXPECT_CLOSE(QStringLiteral("forward pre-activation"), dZ.download(m_stream), z, kFp32);
+    EXPECT_CLOSE(QStringLiteral("forward"), dY.download(m_stream), y, kFp32);
+
+    auto cZ = upload(z, m_stream), cY = upload(y, m_stream);
+    cuda::activationBackward(m_stream, k, cZ.data(), cY.data(), dDy.data(), dDx.data(), rows, cols);
+    EXPECT_CLOSE(QStringLiteral("backward"), dDx.download(m_stream), dx, kFp32);
+
+    // In place, as the Dense layer applies it.
+    cuda::biasActivationForward(m_stream, k, dX.data(), withBias ? dBias.data() : nullptr, dX.data(), nullptr, rows, cols);
+    EXPECT_CLOSE(QStringLiteral("forward in place"), dX.download(m_stream), y, kFp32);
+}
+
+void TestCudaKernels::softmaxWideRows()
+{
+    for (const int cols : {1, 31, 1000, 5003}) {
+        const int rows = 37;
+        const std::vector<float> x = uniform(std::size_t(rows) * cols, -20, 20);
+        std::vector<float> y(x.size());
+        for (int r = 0; r < rows; ++r)
+            softmaxRow(x.data() + std::size_t(r) * cols, cols, y.data() + std::size_t(r) * cols);
+        auto dX = upload(x, m_stream), dY = poisoned(x.size(), m_stream);
+        cuda::softmaxRows(m_stream, dX.data(), dY.data(), rows, cols);
+        EXPECT_CLOSE(QStringLiteral("softmax rows of %1").arg(cols), dY.download(m_stream), y, kFp32);
+    }
+}
+
+// The Dense layer's bias gradient: float column sums in row order on the CPU.
+void TestCudaKernels::columnSums()
+{
+    for (const auto &[rows, cols] : {std::pair{1000, 77}, std::pair{3, 1}, std::pair{4097, 300}, std::pair{300000, 5}, std::pair{0, 7}}) {
+        const std::vector<float> dz = uniform(std::size_t(rows) * cols);
+        const std::vector<float> start = uniform(std::size_t(cols));
+        std::vector<float> sums(std::size_t(cols), 0.0f), accumulated = start;
+        for (int r = 0; r < rows; ++r)
+            for (int c = 0; c < cols; ++c) {
+                sums[std::size_t(c)] += dz[std::size_t(r) * cols + c];
+                accumulated[std::size_t(c)] += dz[std::size_t(r) * cols + c];
+            }
+        auto dDz = upload(dz, m_stream), dSums = poisoned(std::size_t(cols), m_stream);
+        cuda::columnSums(m_stream, dDz.data(), dSums.data(), rows, cols, false);
+        // The CPU's float sums carry rounding of order rows * 2^-24; the device sums in double.
+        EXPECT_CLOSE(QStringLiteral("column sums %1x%2").arg(rows).arg(cols), dSums.download(m_stream), sums, 1e-5 * std::max(1.0, rows / 1000.0));
+        auto dAcc = upload(start, m_stream);
+        cuda::columnSums(m_stream, dDz.data(), dAcc.data(), rows, cols, true);
+        EXPECT_CLOSE(QStringLiteral("column sums, accumulated"), dAcc.download(m_stream), accumulated, 1e-5 * std::max(1.0, rows / 1000.0));
+    }
+}
+
+void TestCudaKernels::losses_data()
+{
+    QTest::addColumn<QString>("spec");  // the loss as createLoss takes it
+    QTest::addColumn<int>("kind");      // cuda::LossKind
+    QTest::addColumn<int>("classes");   // last axis (1 for the elementwise losses)
+    QTest::addColumn<int>("steps");     // positions per sample (time steps)
+    QTest::addColumn<bool>("weighted");
+    using K = cuda::LossKind;
+    auto row = [](const char *tag, const char *spec, K kind, int classes, int steps, bool weighted) {
+        QTest::newRow(tag) << QString::fromLatin1(spec) << int(kind) << classes << steps << weighted;
+    };
+    row("mse", R"({"name": "mse"})", K::Mse, 1, 7, false);
+    row("mse weighted", R"({"name": "mse"})", K::Mse, 1, 7, true);
+    row("mae", R"({"name": "mae"})", K::Mae, 1, 5, true);
+    row("huber", R"({"name": "huber", "delta": 0.7})", K::Huber, 1, 9, true);
+    row("binary probabilities", R"({"name": "binary_crossentropy"})", K::BinaryCrossentropy, 1, 4, true);
+    row("binary logits", R"({"name": "binary_crossentropy", "from_logits": true})", K::BinaryCrossentropy, 1, 4, true);
+    row("binary smoothed", R"({"name": "binary_crossentropy", "label_smoothing": 0.1})", K::BinaryCrossentropy, 1, 3, false);
+    row("categorical probabilities", R"({"name": "categorical_crossentropy"})", K::CategoricalCrossentropy, 10, 1, true);
+    row("categorical logits", R"({"name": "categorical_crossentropy", "from_logits": true})", K::CategoricalCrossentropy, 10, 1, true);
+    row("categorical logits smoothed, sequence", R"({"name": "categorical_crossentropy", "from_logits": true, "label_smoothing": 0.2})",
+        K::CategoricalCrossentropy, 37, 3, true);
+    row("categorical probabilities smoothed, wide", R"({"name": "categorical_crossentropy", "label_smoothing": 0.1})",
+        K::CategoricalCrossentropy, 1000, 1, false);
+    row("sparse logits", R"({"name": "sparse_categorical_crossentropy", "from_logits": true})", K::SparseCategoricalCrossentropy, 10, 1, true);
+    row("sparse probabilities, sequence", R"({"name": "sparse_categorical_crossentropy"})", K::SparseCategoricalCrossentropy, 33, 4, true);
+}
+
+// Per-sample values and gradients against Loss::compute, probabilities partly outside the clip
+// range (exact 0 and 1) so that the clipping's zero gradients are exercised too.
+void TestCudaKernels::losses()
+{
+    QFETCH(QString, spec);
+    QFETCH(int, kind);
+    QFETCH(int, classes);
+    QFETCH(int, steps);
+    QFETCH(bool, weighted);
+    const auto lossKind = cuda::LossKind(kind);
+    const json j = json::parse(spec.toStdString());
+    auto made = createLoss(j);
+    QVERIFY2(made.ok(), made.ok() ? "" : made.error().message().c_str());
+    const Loss &loss = **made;
+
+    const int batch = 131;
+    const bool logits = j.value("from_logits", false);
+    const bool categorical = lossKind == cuda::LossKind::CategoricalCrossentropy || lossKind == cuda::LossKind::SparseCategoricalCrossentropy;
+    const bool sparse = lossKind == cuda::LossKind::SparseCategoricalCrossentropy;
+    const std::int64_t n = std::int64_t(classes) * steps;
+    std::vector<float> pred;
+    if (logits || (!categorical && lossKind != cuda::LossKind::BinaryCrossentropy))
+        pred = uniform(std::size_t(batch * n), -3, 3);
+    else
+        pred = uniform(std::size_t(batch * n), 0.0f, 1.0f);
+    if (!logits && lossKind == cuda::LossKind::BinaryCrossentropy)
+        for (std::size_t i = 0; i < pred.size(); i += 17)
+            pred[i] = i % 2 ? 1.0f : 0.0f; // outside [eps, 1 - eps]: clipped
+    if (!logits && sparse)
+        for (std::size_t i = 0; i < pred.size(); i += 13)
+            pred[i] = 0.0f;
+    std::vector<float> target;
+    std::uniform_int_distribution<int> cls(0, classes - 1);
+    if (sparse) {
+        for (int i = 0; i < batch * steps; ++i)
+            target.push_back(float(cls(rng())));
+    } else if (categorical) {
+        target.assign(std::size_t(batch * n), 0.0f);
+        for (int p = 0; p < batch * steps; ++p)
+            target[std::size_t(p) * classes + std::size_t(cls(rng()))] = 1.0f;
+    } else if (lossKind == cuda::LossKind::BinaryCrossentropy) {
+        for (float v : uniform(std::size_t(batch * n), 0, 1))
+            target.push_back(v < 0.5f ? 0.0f : 1.0f);
+    } else {
+        target = uniform(std::size_t(batch * n), -3, 3);
+    }
+    const std::vector<float> weights = weighted ? uniform(std::size_t(batch), 0.0f, 2.0f) : std::vector<float>{};
+    const float scale = 1.0f / 512.0f;
+
+    Shape predShape{batch}, targetShape{batch};
+    if (steps > 1)
+        predShape.push_back(steps), targetShape.push_back(steps);
+    predShape.push_back(classes);
+    if (!sparse)
+        targetShape.push_back(classes);
+    const FloatTensor p = tensor(predShape, pred), t = tensor(targetShape, target);
+    std::vector<float> perSample(static_cast<std::size_t>(batch));
+    FloatTensor dPred;
+    loss.compute(p, t, weights, scale, perSample, &dPred);
+
+    cuda::LossParams params;
+    params.kind = lossKind;
+    params.fromLogits = logits;
+    params.delta = float(j.value("delta", 1.0));
+    params.labelSmoothing = float(j.value("label_smoothing", 0.0));
+    auto gPred = upload(pred, m_stream), gTarget = upload(target, m_stream), gWeights = upload(weights, m_stream);
+    auto gPer = poisoned(std::size_t(batch), m_stream), gD = poisoned(pred.size(), m_stream);
+    cuda::computeLoss(m_stream, params, gPred.data(), gTarget.data(), weighted ? gWeights.data() : nullptr, scale, batch, n, classes, gPer.data(),
+                      gD.data());
+    EXPECT_CLOSE(QStringLiteral("per-sample"), gPer.download(m_stream), perSample, kFp32);
+    EXPECT_CLOSE(QStringLiteral("gradient"), gD.download(m_stream), dPred.data, kFp32);
+
+    // Without a gradient buffer only the values are written.
+    auto gPer2 = poisoned(std::size_t(batch), m_stream);
+    cuda::computeLoss(m_stream, params, gPred.data(), gTarget.data(), weighted ? gWeights.data() : nullptr, scale, batch, n, classes, gPer2.data(),
+                      nullptr);
+    EXPECT_CLOSE(QStringLiteral("values only"), gPer2.download(m_stream), perSample, kFp32);
+}
+
+void TestCudaKernels::optimizers_data()
+{
+    QTest::addColumn<QString>("spec");
+    QTest::newRow("sgd") << R"({"type": "sgd"})";
+    QTest::newRow("sgd momentum, weight decay") << R"({"type": "sgd", "momentum": 0.9, "weight_decay": 0.01})";
+    QTest::newRow("sgd nesterov") << R"({"type": "sgd", "momentum": 0.8, "nesterov": true})";
+    QTest::newRow("adam") << R"({"type": "adam"})";
+    QTest::newRow("adam amsgrad") << R"({"type": "adam", "amsgrad": true, "beta_1": 0.8, "epsilon": 1e-5})";
+    QTest::newRow("adamw") << R"({"type": "adamw"})";
+    QTest::newRow("rmsprop") << R"({"type": "rmsprop"})";
+    QTest::newRow("rmsprop centered, momentum") << R"({"type": "rmsprop", "centered": true, "momentum": 0.9, "rho": 0.8})";
+    QTest::newRow("rmsprop momentum") << R"({"type": "rmsprop", "momentum": 0.5})";
+}
+
+// Four updates with fresh gradients each; weights and every slot against the CPU optimizer.
+void TestCudaKernels::optimizers()
+{
+    QFETCH(QString, spec);
+    const json j = json::parse(spec.toStdString());
+    const std::size_t n = 100003;
+    auto made = createOptimizer(j, n);
+    QVERIFY2(made.ok(), made.ok() ? "" : made.error().message().c_str());
+    Optimizer &opt = **made;
+    const std::string type = j["type"];
+
+    std::vector<float> w = uniform(n);
+    auto gW = upload(w, m_stream);
+    std::vector<DeviceBuffer<float>> slots;
+    for (int i = 0; i < 3; ++i) {
+        slots.emplace_back(n);
+        slots.back().zero(m_stream);
+    }
+    const float lr = type == "sgd" ? 0.05f : 0.01f;
+    for (std::int64_t it = 1; it <= 4; ++it) {
+        const std::vector<float> g = uniform(n, -2, 2);
+        opt.apply(w, g, lr, it);
+        auto gG = upload(g, m_stream);
+        if (type == "sgd") {
+            cuda::SgdParams p;
+            p.learningRate = lr;
+            p.momentum = float(j.value("momentum", 0.0));
+            p.nesterov = j.value("nesterov", false);
+            p.weightDecay = float(j.value("weight_decay", 0.0));
+            cuda::sgdUpdate(m_stream, p, gW.data(), gG.data(), slots[0].data(), std::int64_t(n));
+        } else if (type == "rmsprop") {
+            cuda::RmsPropParams p;
+            p.learningRate = lr;
+            p.rho = j.value("rho", 0.9);
+            p.momentum = j.value("momentum", 0.0);
+            p.centered = j.value("centered", false);
+            // Slots in the CPU's order: velocity, [momentum], [average_gradient].
+            float *avg = p.momentum > 0 ? slots[2].data() : slots[1].data();
+            cuda::rmsPropUpdate(m_stream, p, gW.data(), gG.data(), slots[0].data(), slots[1].data(), avg, std::int64_t(n));
+        } else {
+            cuda::AdamParams p;
+            p.learningRate = lr;
+            p.beta1 = j.value("beta_1", 0.9);
+            p.epsilon = j.value("epsilon", 1e-7);
+            p.amsgrad = j.value("amsgrad", false);
+            p.weightDecay = type == "adamw" ? 0.004f : 0.0f;
+            p.iteration = it;
+            cuda::adamUpdate(m_stream, p, gW.data(), gG.data(), slots[0].data(), slots[1].data(), slots[2].data(), std::int64_t(n));
+        }
+    }
+    EXPECT_CLOSE(QStringLiteral("weights"), gW.download(m_stream), w, kFp32);
+    for (std::size_t s = 0; s < opt.slots().size(); ++s)
+        EXPECT_CLOSE(QStringLiteral("slot %1").arg(QString::fromStdString(opt.slots()[s].name)),
+                     slots[s].download(m_stream), opt.slots()[s].values, kFp32);
+}
+
+void TestCudaKernels::globalNormClipping()
+{
+    const std::size_t n = 1000003;
+    DeviceBuffer<double> workspace(std::size_t(cuda::kGlobalNormWorkspace));
+    for (const double clipnorm : {1.0, 1e9}) { // clipped, then left alone
+        std::vector<float> g = uniform(n);
+        auto gG = upload(g, m_stream);
+        const double cpuNorm = clipByGlobalNorm(g, clipnorm);
+        workspace.poison(m_stream);
+        cuda::clipByGlobalNorm(m_stream, gG.data(), std::int64_t(n), clipnorm, workspace.data());
+        const double gpuNorm = workspace.download(m_stream)[0];
+        qInfo("global norm %.17g (CPU) %.17g (GPU)", cpuNorm, gpuNorm);
+        QVERIFY2(std::abs(gpuNorm - cpuNorm) <= 1e-12 * cpuNorm, "the norms differ");
+        if (clipnorm > cpuNorm)
+            EXPECT_EQUAL_BITS(QStringLiteral("unclipped gradients"), gG.download(m_stream), g);
+        else
+            EXPECT_CLOSE(QStringLiteral("clipped gradients"), gG.download(m_stream), g, kFp32);
+    }
+}
+
+void TestCudaKernels::layerNormalization_data()
+{
+    QTest::addColumn<bool>("scaleAndCenter");
+    QTest::addColumn<int>("features");
+    QTest::newRow("gamma and beta") << true << 96;
+    QTest::newRow("gamma and beta, wide") << true << 3001;
+    QTest::newRow("neither") << false << 17;
+}
+
+// Forward (output and row statistics) and backward (dx, dGamma, dBeta added to their values)
+// against the CPU LayerNormalization layer.
+void TestCudaKernels::layerNormalization()
+{
+    QFETCH(bool, scaleAndCenter);
+    QFETCH(int, features);
+    const int rows = 203;
+    LayerNormalizationOptions o;
+    o.scale = o.center = scaleAndCenter;
+    o.epsilon = 1e-3;
+    auto layer = makeLayerNormalization("norm", o);
+    QVERIFY(layer->build({{features}}).ok());
+
+    const std::vector<float> x = uniform(std::size_t(rows) * features, -2, 3), dy = uniform(x.size());
+    const std::vector<float> gamma = uniform(std::size_t(features), 0.5f, 1.5f), beta = uniform(std::size_t(features));
+    std::vector<float> dGamma = uniform(std::size_t(features)), dBeta = uniform(std::size_t(features)); // gradients accumulate
+    const std::vector<float> dGamma0 = dGamma, dBeta0 = dBeta;
+    const FloatTensor tx = tensor({rows, features}, x), tdy = tensor({rows, features}, dy);
+    std::vector<const float *> params;
+    std::vector<float *> grads;
+    if (scaleAndCenter) {
+        params = {gamma.data(), beta.data()};
+        grads = {dGamma.data(), dBeta.data()};
+    }
+    LayerState state;
+    FloatTensor y, dx;
+    const FloatTensor *inputs[] = {&tx};
+    FloatTensor *dInputs[] = {&dx};
+    PassContext ctx;
+    layer->forward(ctx, params, inputs, y, state);
+    layer->backward(ctx, params, inputs, y, tdy, dInputs, grads, state);
+
+    auto gX = upload(x, m_stream), gDy = upload(dy, m_stream), gGamma = upload(gamma, m_stream), gBeta = upload(beta, m_stream);
+    auto gDGamma = upload(dGamma0, m_stream), gDBeta = upload(dBeta0, m_stream);
+    auto gY = poisoned(x.size(), m_stream), gStats = poisoned(std::size_t(rows) * 2, m_stream), gDx = poisoned(x.size(), m_stream);
+    const float *gamma_ = scaleAndCenter ? gGamma.data() : nullptr;
+    cuda::layerNormForward(m_stream, gX.data(), gamma_, scaleAndCenter ? gBeta.data() : nullptr, gY.data(), gStats.data(), rows, features, o.epsilon);
+    cuda::layerNormBackward(m_stream, gX.data(), gamma_, gStats.data(), gDy.data(), gDx.data(), scaleAndCenter ? gDGamma.data() : nullptr,
+                            scaleAndCenter ? gDBeta.data() : nullptr, rows, features);
+    EXPECT_CLOSE(QStringLiteral("layer norm y"), gY.download(m_stream), y.data, kFp32);
+    EXPECT_CLOSE(QStringLiteral("layer norm mean, 1/std"), gStats.download(m_stream), state.saved[0].data, kFp32);
+    EXPECT_CLOSE(QStringLiteral("layer norm dx"), gDx.download(m_stream), dx.data, kFp32);
+    if (scaleAndCenter) {
+        EXPECT_CLOSE(QStringLiteral("layer norm dGamma"), gDGamma.download(m_stream), dGamma, kFp32);
+        EXPECT_CLOSE(QStringLiteral("layer norm dBeta"), gDBeta.download(m_stream), dBeta, kFp32);
+    }
+}
+
+// The same mask as the CPU layer, bit for bit, for a whole batch and for a replica's slice of it
+// (rows offset into the global batch), with a layer seed and with the name as the key.
+void TestCudaKernels::dropoutMasksMatchTheCpu()
+{
+    const int rows = 96, cols = 130;
+    const std::uint64_t runSeed = rng()(), step = 7, layerSeed = 1234;
+    for (const bool seeded : {true, false}) {
+        const double rate = seeded ? 0.3 : 0.55;
+        auto layer = makeDropout("drop", rate, seeded ? std::optional<std::uint64_t>(layerSeed) : std::nullopt);
+        QVERIFY(layer->build({{cols}}).ok());
+        const std::vector<float> x = uniform(std::size_t(rows) * cols);
+        const FloatTensor tx = tensor({rows, cols}, x);
+        FloatTensor y;
+        LayerState state;
+        const FloatTensor *inputs[] = {&tx};
+        PassContext ctx;
+        ctx.seed = runSeed;
+        ctx.step = step;
+        layer->forward(ctx, {}, inputs, y, state);
+
+        cuda::DropoutParams p;
+        p.rate = rate;
+        p.stepKey = cuda::dropoutStepKey(runSeed, cuda::dropoutLayerKey(seeded ? &layerSeed : nullptr, "drop"), step);
+        auto gX = upload(x, m_stream), gY = poisoned(x.size(), m_stream);
+        cuda::dropoutApply(m_stream, p, gX.data(), gY.data(), rows, cols);
+        EXPECT_EQUAL_BITS(QStringLiteral("dropout rate %1").arg(rate), gY.download(m_stream), y.data);
+
+        // A replica holding every other row from row 1 (stride 2) draws those rows' masks.
+        p.rowOffset = 1;
+        p.rowStride = 2;
+        std::vector<float> slice, expected;
+        for (int r = 1; r < rows; r += 2) {
+            slice.insert(slice.end(), x.begin() + std::ptrdiff_t(r) * cols, x.begin() + std::ptrdiff_t(r + 1) * cols);
+            expected.insert(expected.end(), y.data.begin() + std::ptrdiff_t(r) * cols, y.data.begin() + std::ptrdiff_t(r + 1) * cols);
+        }
+        auto gS = upload(slice, m_stream), gSy = poisoned(slice.size(), m_stream);
+        cuda::dropoutApply(m_stream, p, gS.data(), gSy.data(), rows / 2, cols);
+        EXPECT_EQUAL_BITS(QStringLiteral("dropout on a replica's rows"), gSy.download(m_stream), expected);
+        std::size_t dropped = std::count(y.data.begin(), y.data.end(), 0.0f);
+        QVERIFY(dropped > 0 && dropped < y.data.size());
+    }
+}
+
+// Logical replicas' gradients summed on the device equal the CPU's in-process sum to the bit.
+void TestCudaKernels::sumOfReplicaBuffers()
+{
+    const std::size_t n = 70001;
+    for (const int count : {1, 3, 11}) {
+        std::vector<std::vector<float>> host;
+        std::vector<DeviceBuffer<float>> dev;
+        std::vector<const float *> ptrs;
+        for (int k = 0; k < count; ++k) {
+            host.push_back(uniform(n));
+            dev.push_back(upload(host.back(), m_stream));
+            ptrs.push_back(dev.back().data());
+        }
+        std::vector<std::vector<float> *> cpuBuffers;
+        for (auto &h : host)
+            cpuBuffers.push_back(&h);
+        sumLocalReplicas(cpuBuffers);
+        auto out = poisoned(n, m_stream);
+        cuda::sumBuffers(m_stream, ptrs.data(), ptrs.size(), out.data(), std::int64_t(n));
+        EXPECT_EQUAL_BITS(QStringLiteral("sum of %1 buffers").arg(count), out.download(m_stream), host[0]);
+        cuda::sumBuffers(m_stream, ptrs.data(), ptrs.size(), dev[0].data(), std::int64_t(n)); // into the first, in place
+        EXPECT_EQUAL_BITS(QStringLiteral("sum of %1 buffers in place").arg(count), dev[0].download(m_stream), host[0]);
+    }
+}
+
+void TestCudaKernels::matrixProducts_data()
+{
+    QTest::addColumn<bool>("transA");
+    QTest::addColumn<bool>("transB");
+    QTest::addColumn<int>("precision"); // 0 fp32, 1 tf32, 2 bf16
+    QTest::addColumn<float>("beta");
+    const char *names[] = {"fp32", "tf32", "bf16"};
+    for (int prec = 0; prec < 3; ++prec)
+        for (int t = 0; t < 4; ++t)
+            QTest::addRow("%s%s%s", names[prec], t & 1 ? " A^T" : "", t & 2 ? " B^T" : "") << bool(t & 1) << bool(t & 2) << prec << 0.0f;
+    QTest::newRow("fp32 beta 0.5") << false << true << 0 << 0.5f;
+}
+
+// Row-major C = alpha op(A) op(B) + beta C with padded row strides, against the CPU gemm on the
+// same fp32 inputs (bf16 therefore includes the inputs' rounding).
+void TestCudaKernels::matrixProducts()
+{
+    QFETCH(bool, transA);
+    QFETCH(bool, transB);
+    QFETCH(int, precision);
+    QFETCH(float, beta);
+    const std::int64_t M = 257, N = 193, K = 311;
+    const std::int64_t aRows = transA ? K : M, aCols = transA ? M : K, bRows = transB ? N : K, bCols = transB ? K : N;
+    const std::int64_t lda = aCols + 3, ldb = bCols + 5, ldc = N + 2;
+    const std::vector<float> A = uniform(std::size_t(aRows * lda)), B = uniform(std::size_t(bRows * ldb));
+    std::vector<float> C = uniform(std::size_t(M * ldc));
+    const float alpha = 0.75f;
+    auto gA = upload(A, m_stream), gB = upload(B, m_stream), gC = upload(C, m_stream);
+    if (beta == 0.0f)
+        gC.poison(m_stream); // beta 0: C is never read
+    cpu::gemm(transA, transB, M, N, K, alpha, A.data(), lda, B.data(), ldb, beta, C.data(), ldc);
+
+    if (precision == 2) {
+        DeviceBuffer<cuda::Bf16> a16(A.size()), b16(B.size());
+        cuda::convertToBf16(m_stream, gA.data(), a16.data(), std::int64_t(A.size()));
+        cuda::convertToBf16(m_stream, gB.data(), b16.data(), std::int64_t(B.size()));
+        // The conversion rounds to nearest even, as the host does it here.
+        const std::vector<cuda::Bf16> back = a16.download(m_stream);
+        for (std::size_t i = 0; i < A.size(); i += 97) {
+            std::uint32_t u;
+            std::memcpy(&u, &A[i], 4);
+            const std::uint16_t expected = std::uint16_t((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+            QCOMPARE(back[i].bits, expected);
+        }
+        m_blas->gemmBf16(m_stream, transA, transB, M, N, K, alpha, a16.data(), lda, b16.data(), ldb, beta, gC.data(), ldc);
+    } else {
+        m_blas->gemm(m_stream, transA, transB, M, N, K, alpha, gA.data(), lda, gB.data(), ldb, beta, gC.data(), ldc,
+                     precision == 1 ? cuda::GemmMode::Tf32 : cuda::GemmMode::Fp32);
+    }
+    std::vector<float> got = gC.download(m_stream), gotC, wantC;
+    for (std::int64_t r = 0; r < M; ++r) // the padding between rows is not C's
+        for (std::int64_t c = 0; c < N; ++c) {
+            gotC.push_back(got[std::size_t(r * ldc + c)]);
+            wantC.push_back(C[std::size_t(r * ldc + c)]);
+        }
+    const double normwise = normwiseError(gotC, wantC), worst = maxRelativeError(gotC, wantC);
+    qInfo("normwise error %.3g, max relative error %.3g", normwise, worst);
+    if (precision == 0)
+        QVERIFY2(worst < kFp32, qPrintable(QStringLiteral("fp32 product: %1").arg(worst)));
+    else
+        QVERIFY2(normwise < (precision == 1 ? 1e-3 : 1e-2), qPrintable(QStringLiteral("normwise error %1").arg(normwise)));
+}
+
+#else // no CUDA build: initTestCase skipped everything
+
+void TestCudaKernels::checksAndBuffers() {}
+void TestCudaKernels::biasActivation_data() {}
+void TestCudaKernels::biasActivation() {}
+void TestCudaKernels::softmaxWideRows() {}
+void TestCudaKernels::columnSums() {}
+void TestCudaKernels::losses_data() {}
+void TestCudaKernels::losses() {}
+void TestCudaKernels::optimizers_data() {}
+void TestCudaKernels::optimizers() {}
+void TestCudaKernels::globalNormClipping() {}
+void TestCudaKernels::layerNormalization_data() {}
+void TestCudaKernels::layerNormalization() {}
+void TestCudaKernels::dropoutMasksMatchTheCpu() {}
+void TestCudaKernels::sumOfReplicaBuffers() {}
+void TestCudaKernels::matrixProducts_data() {}
+void TestCudaKernels::matrixProducts() {}
+
+#endif
+
+QTEST_GUILESS_MAIN(TestCudaKernels)
+#include "tst_cuda_kernels.moc"

@@ -1,0 +1,78 @@
+#pragma once
+// The canvas's scene: a view of a ProjectDocument's pipeline (style.md, model and view). It
+// mirrors the document — one NodeItem per stage, one EdgeItem per edge — and turns what the user
+// does into document edits: dragging from an output port to another stage connects them
+// (refused connections say why), a finished drag of stages moves them, deleting removes the
+// selection. It never changes the Project itself, so every edit is undoable.
+//
+// Threading: GUI thread only.
+
+#include "document/project_validator.h"
+
+#include <QGraphicsScene>
+#include <QHash>
+#include <QJsonObject>
+#include <QPointer>
+#include <QStringList>
+
+#include <map>
+
+class QGraphicsPathItem;
+
+namespace sluice::widgets {
+
+class EdgeItem;
+class NodeItem;
+class ProjectDocument;
+
+class PipelineScene : public QGraphicsScene
+{
+    Q_OBJECT
+public:
+    explicit PipelineScene(ProjectDocument *document, QObject *parent = nullptr);
+    ~PipelineScene() override; // quietly: no selectionChanged() while its items go
+
+    ProjectDocument *document() const { return m_document; }
+    NodeItem *node(const QString &id) const { return m_nodes.value(id); }
+    EdgeItem *edge(const QString &from, const QString &to) const;
+    QStringList selectedNodeIds() const;
+    void selectNodes(const QStringList &ids);
+    int edgeCount() const { return int(m_edges.size()); }
+
+    // Removes the selected stages and edges, as one undoable step.
+    void deleteSelection();
+    // Shows validation results on the stages (errors outlined, features listed).
+    void setCheck(const ProjectCheck &check);
+    // Live run state: stage utilisation colours and the bottleneck mark; clearActivity() ends it.
+    void setStats(const QJsonObject &snapshot);
+    void clearActivity();
+
+    // Re-reads the document (after an edit, undo or redo).
+    void sync();
+
+Q_SIGNALS:
+    void statusMessage(const QString &message); // e.g. why a connection was refused
+    void nodeActivated(const QString &id);      // double-clicked
+
+protected:
+    void mousePressEvent(QGraphicsSceneMouseEvent *event) override;
+    void mouseMoveEvent(QGraphicsSceneMouseEvent *event) override;
+    void mouseReleaseEvent(QGraphicsSceneMouseEvent *event) override;
+    void mouseDoubleClickEvent(QGraphicsSceneMouseEvent *event) override;
+    void drawBackground(QPainter *painter, const QRectF &rect) override;
+
+private:
+    NodeItem *nodeAt(QPointF scenePos) const;
+    void rebuildEdges();
+    void updateEdgesOf(const QString &id);
+    void commitMoves();
+
+    ProjectDocument *m_document;
+    QHash<QString, NodeItem *> m_nodes;
+    std::vector<EdgeItem *> m_edges;
+    QGraphicsPathItem *m_pendingConnection = nullptr; // while dragging from an output port
+    QString m_connectFrom;
+    bool m_pressedOnNode = false;
+};
+
+} // namespace sluice::widgets

@@ -1,0 +1,248 @@
+#include "canvas/pipeline_view.h"
+
+#include "canvas/node_item.h"
+#include "canvas/pipeline_scene.h"
+#include "canvas/source_from_files.h"
+#include "document/project_document.h"
+#include "stage_palette_model.h"
+
+#include <QDragEnterEvent>
+#include <QMimeData>
+#include <QScrollBar>
+#include <QUndoStack>
+#include <QResizeEvent>
+#include <QUrl>
+#include <QWheelEvent>
+
+#include <cmath>
+
+namespace sluice::widgets {
+
+namespace {
+
+constexpr double kMinZoom = 0.15, kMaxZoom = 4.0, kZoomStep = 1.2;
+
+QStringList localFiles(const QMimeData *data)
+{
+    QStringList files;
+    if (data->hasUrls())
+        for (const QUrl &url : data->urls())
+            if (url.isLocalFile())
+                files << url.toLocalFile();
+    return files;
+}
+
+} // namespace
+
+PipelineView::PipelineView(PipelineScene *scene, QWidget *parent) : QGraphicsView(scene, parent), m_scene(scene)
+{
+    setRenderHint(QPainter::Antialiasing);
+    setDragMode(QGraphicsView::RubberBandDrag);
+    setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
+    setViewportUpdateMode(QGraphicsView::BoundingRectViewportUpdate);
+    setAcceptDrops(true);
+    setFocusPolicy(Qt::StrongFocus);
+    connect(scene, &PipelineScene::statusMessage, this, &PipelineView::statusMessage);
+}
+
+void PipelineView::scaleBy(double factor)
+{
+    const double target = std::clamp(zoom() * factor, kMinZoom, kMaxZoom);
+    const double applied = target / zoom();
+    if (std::abs(applied - 1) > 1e-9)
+        scale(applied, applied);
+}
+
+void PipelineView::zoomIn()
+{
+    m_autoFit = false;
+    scaleBy(kZoomStep);
+}
+
+void PipelineView::zoomOut()
+{
+    m_autoFit = false;
+    scaleBy(1 / kZoomStep);
+}
+
+void PipelineView::resetZoom() { setTransform(QTransform()); }
+
+void PipelineView::resizeEvent(QResizeEvent *event)
+{
+    QGraphicsView::resizeEvent(event);
+    if (m_autoFit)
+        fitAll();
+}
+
+void PipelineView::fitAll()
+{
+    QRectF bounds;
+    for (QGraphicsItem *item : scene()->items())
+        if (item->type() == NodeItem::Type)
+            bounds |= item->sceneBoundingRect();
+    if (bounds.isEmpty())
+        return;
+    fitInView(bounds.adjusted(-40, -40, 40, 40), Qt::KeepAspectRatio);
+    if (zoom() > 1.0)
+        resetZoom(), centerOn(bounds.center());
+    else if (zoom() < kMinZoom)
+        scaleBy(1.0); // clamps
+}
+
+QPointF PipelineView::placementPoint()
+{
+    const QPointF centre = mapToScene(viewport()->rect().center());
+    const double shift = 24.0 * (m_placements++ % 6);
+    return centre + QPointF(shift - NodeItem::kWidth / 2, shift - NodeItem::kHeight / 2);
+}
+
+QString PipelineView::addStage(const QString &op, QPointF scenePos)
+{
+    const QString id = m_scene->document()->addNode(op, {}, scenePos);
+    if (!id.isEmpty())
+        m_scene->selectNodes({id});
+    return id;
+}
+
+QStringList PipelineView::addSourcesFromFiles(const QStringList &paths, QPointF scenePos)
+{
+    ProjectDocument *document = m_scene->document();
+    const DroppedFiles dropped = sourcesFromFiles(paths, document->folder());
+    QStringList ids;
+    if (!dropped.sources.empty()) {
+        document->undoStack()->beginMacro(tr("Add sources from files"));
+        QPointF at = scenePos;
+        for (const DroppedSource &source : dropped.sources) {
+            ids << document->addNode(source.op, source.params, at);
+            at += QPointF(0, NodeItem::kHeight + 40);
+        }
+        document->undoStack()->endMacro();
+        m_scene->selectNodes(ids);
+    }
+    if (!dropped.problems.isEmpty())
+        Q_EMIT statusMessage(dropped.problems.join(QStringLiteral("; ")));
+    return ids;
+}
+
+void PipelineView::wheelEvent(QWheelEvent *event)
+{
+    m_autoFit = false;
+    if (event->modifiers() & Qt::ControlModifier) {
+        const double steps = event->angleDelta().y() / 120.0;
+        scaleBy(std::pow(kZoomStep, steps));
+        event->accept();
+        return;
+    }
+    QGraphicsView::wheelEvent(event);
+}
+
+void PipelineView::mousePressEvent(QMouseEvent *event)
+{
+    if (event->button() == Qt::MiddleButton || (event->button() == Qt::LeftButton && m_spaceHeld)) {
+        m_panning = true;
+        m_autoFit = false;
+        m_panOrigin = event->position().toPoint();
+        viewport()->setCursor(Qt::ClosedHandCursor);
+        event->accept();
+        return;
+    }
+    QGraphicsView::mousePressEvent(event);
+}
+
+void PipelineView::mouseMoveEvent(QMouseEvent *event)
+{
+    if (m_panning) {
+        const QPoint delta = event->position().toPoint() - m_panOrigin;
+        m_panOrigin = event->position().toPoint();
+        horizontalScrollBar()->setValue(horizontalScrollBar()->value() - delta.x());
+        verticalScrollBar()->setValue(verticalScrollBar()->value() - delta.y());
+        event->accept();
+        return;
+    }
+    QGraphicsView::mouseMoveEvent(event);
+}
+
+void PipelineView::mouseReleaseEvent(QMouseEvent *event)
+{
+    if (m_panning) {
+        m_panning = false;
+        viewport()->unsetCursor();
+        event->accept();
+        return;
+    }
+    QGraphicsView::mouseReleaseEvent(event);
+}
+
+void PipelineView::keyPressEvent(QKeyEvent *event)
+{
+    if (event->key() == Qt::Key_Space && !event->isAutoRepeat()) {
+        m_spaceHeld = true;
+        viewport()->setCursor(Qt::OpenHandCursor);
+        event->accept();
+        return;
+    }
+    QGraphicsView::keyPressEvent(event);
+}
+
+void PipelineView::keyReleaseEvent(QKeyEvent *event)
+{
+    if (event->key() == Qt::Key_Space && !event->isAutoRepeat()) {
+        m_spaceHeld = false;
+        viewport()->unsetCursor();
+        event->accept();
+        return;
+    }
+    QGraphicsView::keyReleaseEvent(event);
+}
+
+bool PipelineView::acceptsDrop(const QMimeData *mime) const
+{
+    if (!StagePaletteModel::stageNames(mime).isEmpty())
+        return true;
+    for (const QString &file : localFiles(mime))
+        if (isDataFile(file))
+            return true;
+    return false;
+}
+
+void PipelineView::dragEnterEvent(QDragEnterEvent *event)
+{
+    if (acceptsDrop(event->mimeData()))
+        event->acceptProposedAction();
+    else
+        event->ignore();
+}
+
+void PipelineView::dragMoveEvent(QDragMoveEvent *event)
+{
+    if (acceptsDrop(event->mimeData()))
+        event->acceptProposedAction();
+    else
+        event->ignore();
+}
+
+void PipelineView::dropEvent(QDropEvent *event)
+{
+    const QPointF at = mapToScene(event->position().toPoint()) - QPointF(NodeItem::kWidth / 2, NodeItem::kHeight / 2);
+    const QStringList stages = StagePaletteModel::stageNames(event->mimeData());
+    if (!stages.isEmpty()) {
+        QPointF p = at;
+        for (const QString &op : stages) {
+            addStage(op, p);
+            p += QPointF(30, 30);
+        }
+        event->acceptProposedAction();
+        setFocus();
+        return;
+    }
+    const QStringList files = localFiles(event->mimeData());
+    if (!files.isEmpty()) {
+        addSourcesFromFiles(files, at);
+        event->acceptProposedAction();
+        setFocus();
+        return;
+    }
+    event->ignore();
+}
+
+} // namespace sluice::widgets

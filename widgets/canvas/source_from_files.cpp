@@ -1,0 +1,113 @@
+#include "canvas/source_from_files.h"
+
+#include "io/array_report.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QJsonArray>
+
+#include <map>
+
+namespace sluice::widgets {
+
+namespace {
+
+enum class Kind { Npy, Npz, TfRecord, Csv, Other };
+
+Kind kindOf(const QString &path)
+{
+    const QString name = QFileInfo(path).fileName().toLower();
+    if (name.endsWith(QLatin1String(".npy")))
+        return Kind::Npy;
+    if (name.endsWith(QLatin1String(".npz")))
+        return Kind::Npz;
+    if (name.endsWith(QLatin1String(".tfrecord")) || name.endsWith(QLatin1String(".tfrecords")) || name.endsWith(QLatin1String(".tfrecord.gz")))
+        return Kind::TfRecord;
+    if (name.endsWith(QLatin1String(".csv")) || name.endsWith(QLatin1String(".tsv")))
+        return Kind::Csv;
+    return Kind::Other;
+}
+
+QString relativeTo(const QString &folder, const QString &path)
+{
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    const QString relative = QDir(folder).relativeFilePath(absolute);
+    return relative.startsWith(QLatin1String("..")) ? absolute : relative;
+}
+
+// The from_tfrecord feature spec of one file: dtype, and the shape when every record has the
+// same number of values (FixedLenFeature); a scalar when that number is one.
+QJsonObject tfRecordSpec(const QString &path, QStringList &problems)
+{
+    auto report = inspectFile(path.toStdString(), InspectOptions{});
+    if (!report) {
+        problems << QString::fromStdString(report.error().message());
+        return {};
+    }
+    QJsonObject spec;
+    for (const auto &[name, f] : (*report)["features"].items()) {
+        const int lo = f.value("min_length", 0), hi = f.value("max_length", 0);
+        if (lo != hi) {
+            problems << QStringLiteral("%1: feature \"%2\" has %3 to %4 values per record; only fixed-length features are read")
+                            .arg(path, QString::fromStdString(name))
+                            .arg(lo)
+                            .arg(hi);
+            continue;
+        }
+        QJsonObject entry{{QStringLiteral("dtype"), QString::fromStdString(f.value("dtype", std::string("float32")))}};
+        entry[QStringLiteral("shape")] = lo == 1 ? QJsonArray() : QJsonArray{lo};
+        spec[QString::fromStdString(name)] = entry;
+    }
+    return spec;
+}
+
+} // namespace
+
+bool isDataFile(const QString &path) { return kindOf(path) != Kind::Other; }
+
+DroppedFiles sourcesFromFiles(const QStringList &paths, const QString &projectFolder)
+{
+    DroppedFiles out;
+    QJsonObject npyFeatures;
+    QJsonArray tfrecords, csvs;
+    QStringList tfrecordPaths;
+    for (const QString &path : paths) {
+        const QString relative = relativeTo(projectFolder, path);
+        switch (kindOf(path)) {
+        case Kind::Npy: {
+            QString feature = QFileInfo(path).completeBaseName();
+            for (int n = 2; npyFeatures.contains(feature); ++n)
+                feature = QStringLiteral("%1_%2").arg(QFileInfo(path).completeBaseName()).arg(n);
+            npyFeatures[feature] = relative;
+            break;
+        }
+        case Kind::Npz:
+            out.sources.push_back({QStringLiteral("from_npz"), QJsonObject{{QStringLiteral("path"), relative}}});
+            break;
+        case Kind::TfRecord:
+            tfrecords.append(relative);
+            tfrecordPaths << path;
+            break;
+        case Kind::Csv:
+            csvs.append(relative);
+            break;
+        case Kind::Other:
+            out.problems << QStringLiteral("%1: not a data file Sluice reads (.npy, .npz, TFRecord, CSV)").arg(path);
+            break;
+        }
+    }
+    if (!npyFeatures.isEmpty())
+        out.sources.insert(out.sources.begin(), {QStringLiteral("from_npy"), QJsonObject{{QStringLiteral("features"), npyFeatures}}});
+    if (!tfrecords.isEmpty()) {
+        QJsonObject params{{QStringLiteral("filenames"), tfrecords.size() == 1 ? tfrecords.at(0) : QJsonValue(tfrecords)},
+                           {QStringLiteral("features"), tfRecordSpec(tfrecordPaths.front(), out.problems)}};
+        if (tfrecordPaths.front().endsWith(QLatin1String(".gz"), Qt::CaseInsensitive))
+            params[QStringLiteral("compression_type")] = QStringLiteral("GZIP");
+        out.sources.push_back({QStringLiteral("from_tfrecord"), params});
+    }
+    if (!csvs.isEmpty())
+        out.sources.push_back({QStringLiteral("from_csv"), QJsonObject{{QStringLiteral("filenames"), csvs.size() == 1 ? csvs.at(0) : QJsonValue(csvs)}}});
+    return out;
+}
+
+} // namespace sluice::widgets

@@ -1,0 +1,31 @@
+#pragma once
+// What a drop of data files from the file manager becomes: source stages with those files as
+// features. .npy files together make one from_npy (feature = file name without extension),
+// each .npz a from_npz, TFRecord files one from_tfrecord whose feature spec is read from the
+// records (fixed-length features as tf.train.Example stores them), CSV files one from_csv.
+// Paths inside the project's folder are written relative to it, as a user would.
+
+#include <QJsonObject>
+#include <QString>
+#include <QStringList>
+
+#include <vector>
+
+namespace sluice::widgets {
+
+struct DroppedSource
+{
+    QString op;
+    QJsonObject params;
+};
+
+struct DroppedFiles
+{
+    std::vector<DroppedSource> sources;
+    QStringList problems; // "file: why it was skipped"
+};
+
+bool isDataFile(const QString &path); // by extension: .npy .npz .tfrecord(.gz) .tfrecords .csv .tsv
+DroppedFiles sourcesFromFiles(const QStringList &paths, const QString &projectFolder);
+
+} // namespace sluice::widgets

@@ -1,0 +1,99 @@
+#include "charts/run_folder.h"
+
+#include "charts/run_record.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+namespace sluice::widgets {
+
+namespace {
+
+std::string path8(const QString &path) { return QDir::toNativeSeparators(path).toStdString(); }
+
+Status readEvents(const QString &path, RunRecord &record, bool epochsFromCsv)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return Error::io(path8(path), file.errorString().toStdString());
+    const QList<QByteArray> lines = file.readAll().split('\n');
+    for (int i = 0; i < lines.size(); ++i) {
+        const QByteArray line = lines[i].trimmed();
+        if (line.isEmpty())
+            continue;
+        QJsonParseError error{};
+        const QJsonDocument doc = QJsonDocument::fromJson(line, &error);
+        if (!doc.isObject()) {
+            const bool lastLine = i == lines.size() - 1 || (i == lines.size() - 2 && lines.back().trimmed().isEmpty());
+            if (lastLine)
+                break; // cut short by a killed run: what came before is still the run
+            return Error::corrupt(path8(path) + ":" + std::to_string(i + 1),
+                                  "not a JSON object (" + error.errorString().toStdString() + ")");
+        }
+        const QJsonObject event = doc.object();
+        if (epochsFromCsv && event.value(QLatin1String("event")).toString() == QLatin1String("epoch_end"))
+            continue;
+        record.addEvent(event);
+    }
+    return Status::success();
+}
+
+Status readMetricsCsv(const QString &path, RunRecord &record)
+{
+    // RunOutput writes plain CSV: a header of names, then numbers (never quoted fields).
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly | QIODevice::Text))
+        return Error::io(path8(path), file.errorString().toStdString());
+    const QList<QByteArray> header = file.readLine().trimmed().split(',');
+    if (header.isEmpty() || header.first().isEmpty())
+        return Status::success(); // the run ended before its first epoch
+    for (int lineNumber = 2; !file.atEnd(); ++lineNumber) {
+        const QByteArray line = file.readLine().trimmed();
+        if (line.isEmpty())
+            continue;
+        const QList<QByteArray> fields = line.split(',');
+        if (fields.size() != header.size())
+            return Error::corrupt(path8(path) + ":" + std::to_string(lineNumber),
+                                  std::to_string(fields.size()) + " fields where the header has " + std::to_string(header.size()));
+        QMap<QString, double> row;
+        for (int c = 0; c < fields.size(); ++c) {
+            if (fields[c].isEmpty())
+                continue; // a metric this epoch did not report
+            bool ok = false;
+            const double v = fields[c].toDouble(&ok);
+            if (!ok)
+                return Error::corrupt(path8(path) + ":" + std::to_string(lineNumber),
+                                      "\"" + fields[c].toStdString() + "\" in column " + header[c].toStdString() + " is not a number");
+            row.insert(QString::fromUtf8(header[c]), v);
+        }
+        record.addEpochRow(row);
+    }
+    return Status::success();
+}
+
+} // namespace
+
+Status readRunFolder(const QString &folder, RunRecord &record)
+{
+    const QFileInfo info(folder);
+    if (!info.isDir())
+        return Error::notFound(path8(folder), "no such folder");
+    const QDir dir(folder);
+    const QString events = dir.filePath(QStringLiteral("events.jsonl"));
+    const QString metrics = dir.filePath(QStringLiteral("metrics.csv"));
+    const bool haveEvents = QFileInfo::exists(events), haveMetrics = QFileInfo::exists(metrics);
+    if (!haveEvents && !haveMetrics)
+        return Error::notFound(path8(folder), "not a run folder (no events.jsonl or metrics.csv)");
+    if (haveMetrics)
+        if (Status s = readMetricsCsv(metrics, record); !s.ok())
+            return s;
+    if (haveEvents)
+        if (Status s = readEvents(events, record, haveMetrics); !s.ok())
+            return s;
+    return Status::success();
+}
+
+} // namespace sluice::widgets

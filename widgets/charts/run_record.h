@@ -1,0 +1,85 @@
+#pragma once
+// The chart lines of one run, built from its events: the live run's as they arrive, a past run's
+// from its folder (run_folder.h). One reading of the events for both, so an overlay draws
+// exactly what the live run drew.
+//
+// Series keys (SeriesStore):
+//   step:<name>       per step ("step" events: loss, batch_loss, learning_rate, samples_per_s), x = step
+//   epoch:<name>      per epoch ("epoch_end": loss, <output>_loss, metrics, val_*), x = the epoch's last step
+//   throughput:samples  samples/s read by the sources, x = the pipeline's elapsed seconds
+//   stage:<id>        elements/s of one pipeline stage, x = idem
+//   gpu:<index>:utilization, gpu:<index>:memory, gpu:<index>:memory_total  (% and GiB), x = "time"
+//   cpu:percent       the process's CPU use as a share of its cores (%), x = "time"
+//
+// Threading: a plain value of the GUI thread (its series are shared with the graphs there).
+
+#include "charts/series_store.h"
+
+#include <QJsonObject>
+#include <QMap>
+#include <QString>
+#include <QStringList>
+
+namespace sluice::widgets {
+
+class RunRecord
+{
+public:
+    // What an event changed, so that only the charts concerned are replotted.
+    enum Change { None = 0, Throughput = 1, Loss = 2, Devices = 4 };
+    Q_DECLARE_FLAGS(Changes, Change)
+
+    explicit RunRecord(int maxPointsPerSeries = SeriesStore::defaultMaxPoints);
+
+    // One event as the Trainer emits it ("step", "epoch_end", "stats", …) or a "gpu" / "cpu"
+    // sample; events without chart data ("run_start", "checkpoint", …) change nothing.
+    Changes addEvent(const QJsonObject &event);
+    // A PipelineSnapshot::toJson() (the body of a "stats" event).
+    Changes addSnapshot(const QJsonObject &snapshot);
+    // One row of metrics.csv, as column → value (empty values left out).
+    Changes addEpochRow(const QMap<QString, double> &row);
+
+    SeriesStore &series() { return m_series; }
+    const SeriesStore &series() const { return m_series; }
+
+    // Metric names in the order they first appeared, "val_" prefixes removed ("loss" first).
+    QStringList metrics() const { return m_metrics; }
+    // Stage ids in pipeline order, and each one's op.
+    QStringList stageIds() const { return m_stageIds; }
+    QString stageOp(const QString &id) const { return m_stageOps.value(id); }
+    // GPU indices seen, in order, and each one's name.
+    QList<int> gpuIndices() const { return m_gpuIndices; }
+    QString gpuName(int index) const { return m_gpuNames.value(index); }
+    int cpuCores() const { return m_cpuCores; } // 0 until a "cpu" event
+
+    void clear();
+
+private:
+    void noteMetric(const QString &key);
+    void addGpuSample(const QJsonObject &event);
+    void addCpuSample(const QJsonObject &event);
+
+    SeriesStore m_series;
+    QStringList m_metrics;
+    QStringList m_stageIds;
+    QMap<QString, QString> m_stageOps;
+    QList<int> m_gpuIndices;
+    QMap<int, QString> m_gpuNames;
+    int m_cpuCores = 0;
+
+    // Rates are taken between two snapshots (elements counted in between / seconds between),
+    // so the chart shows the current speed, not the average since the start that the snapshot's
+    // own *_per_s figures carry.
+    struct Count
+    {
+        double elements = 0;
+        double time = 0;
+    };
+    QMap<QString, Count> m_lastCounts; // by stage id; "" for the sources together
+    double m_timeOffset = 0;           // added to elapsed_s after a restart (a resumed run)
+    double m_lastElapsed = -1;
+};
+
+Q_DECLARE_OPERATORS_FOR_FLAGS(RunRecord::Changes)
+
+} // namespace sluice::widgets

@@ -1,0 +1,102 @@
+#include "document/project_validator.h"
+
+#include "pipeline/pipeline.h"
+
+#include <QMetaObject>
+#include <QRegularExpression>
+
+namespace sluice::widgets {
+
+namespace {
+
+// `node "b" (batch): batch_size: must be at least 1` → node b, parameter batch_size.
+void attribute(const std::string &message, QMap<QString, StageCheck> &stages, const QString &fallbackId)
+{
+    static const QRegularExpression pattern(QStringLiteral(R"re(node "([^"]+)" \([^)]*\): (?:([A-Za-z_][A-Za-z0-9_.]*): )?(.*))re"));
+    const QString text = QString::fromStdString(message);
+    const auto match = pattern.match(text);
+    const QString id = match.hasMatch() ? match.captured(1) : fallbackId;
+    if (!stages.contains(id) || !stages[id].error.isEmpty())
+        return;
+    StageCheck &stage = stages[id];
+    stage.error = match.hasMatch() ? (match.captured(2).isEmpty() ? match.captured(3) : match.captured(2) + QStringLiteral(": ") + match.captured(3)) : text;
+    stage.parameter = match.hasMatch() ? match.captured(2).section(QLatin1Char('.'), 0, 0) : QString();
+    stage.features.clear();
+    stage.featureNames.clear();
+}
+
+} // namespace
+
+ProjectCheck checkProject(const Project &project)
+{
+    ProjectCheck check;
+    for (const PipelineNode &node : project.nodes)
+        check.stages.insert(QString::fromStdString(node.id), StageCheck{});
+    // Inputs first: an error upstream is reported on the stage that has it, not on each one below.
+    for (const std::string &id : project.topologicalOrder()) {
+        const QString qid = QString::fromStdString(id);
+        bool upstreamBroken = false;
+        for (const std::string &input : project.inputsOf(id))
+            upstreamBroken = upstreamBroken || !check.stages[QString::fromStdString(input)].error.isEmpty() ||
+                             check.stages[QString::fromStdString(input)].features.isEmpty();
+        if (upstreamBroken)
+            continue;
+        pipeline::PipelineOptions options;
+        options.outputNode = id;
+        options.threads = 1;
+        options.autotune = false;
+        auto built = pipeline::Pipeline::build(project, options);
+        if (!built) {
+            attribute(built.error().reason, check.stages, qid);
+            continue;
+        }
+        StageCheck &stage = check.stages[qid];
+        stage.features = QString::fromStdString((*built)->elementSpec().text());
+        for (const auto &feature : (*built)->elementSpec().features)
+            stage.featureNames << QString::fromStdString(feature.name);
+    }
+    return check;
+}
+
+ProjectValidator::ProjectValidator(QObject *parent) : QObject(parent) {}
+
+ProjectValidator::~ProjectValidator()
+{
+    if (m_worker.joinable())
+        m_worker.join();
+}
+
+quint64 ProjectValidator::validate(const Project &project)
+{
+    m_waiting = project;
+    m_waitingGeneration = ++m_generation;
+    if (!m_worker.joinable())
+        startNext();
+    return m_generation;
+}
+
+void ProjectValidator::startNext()
+{
+    if (!m_waiting)
+        return;
+    Project project = std::move(*m_waiting);
+    m_waiting.reset();
+    const quint64 generation = m_waitingGeneration;
+    m_worker = std::thread([this, project = std::move(project), generation]() mutable {
+        ProjectCheck check = checkProject(project);
+        check.generation = generation;
+        // Delivered in the owner's thread; the destructor joins this thread before `this` goes.
+        QMetaObject::invokeMethod(this, [this, check = std::move(check)]() mutable { finish(std::move(check)); }, Qt::QueuedConnection);
+    });
+}
+
+void ProjectValidator::finish(ProjectCheck check)
+{
+    if (m_worker.joinable())
+        m_worker.join();
+    if (!m_waiting) // a newer request supersedes this result: emit only the newest
+        Q_EMIT validated(check);
+    startNext();
+}
+
+} // namespace sluice::widgets

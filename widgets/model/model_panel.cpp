@@ -1,0 +1,129 @@
+// The model panel: a "Model" tab with the three lists and a "Training" tab. Each list edits its
+// own array; the panel folds it into the model, follows a renamed input or layer into the
+// references to it, and emits the model.
+#include "model/model_panel.h"
+
+#include "inspector/param_spec.h"
+#include "model/model_behaviours.h"
+#include "model/object_list_editor.h"
+#include "model/training_editor.h"
+
+#include <QGroupBox>
+#include <QJsonArray>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QVBoxLayout>
+
+namespace sluice::widgets {
+namespace {
+
+const QString kInputs = QStringLiteral("inputs");
+const QString kLayers = QStringLiteral("layers");
+const QString kOutputs = QStringLiteral("outputs");
+
+QWidget *boxed(const QString &title, QWidget *content)
+{
+    auto *box = new QGroupBox(title);
+    auto *layout = new QVBoxLayout(box);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addWidget(content);
+    return box;
+}
+
+} // namespace
+
+ModelPanel::ModelPanel(QWidget *parent)
+    : QWidget(parent), m_tabs(new QTabWidget), m_inputs(new ObjectListEditor(behaviours::inputs(&m_features, &m_shapes))),
+      m_layers(new ObjectListEditor(behaviours::layers(&m_model))), m_outputs(new ObjectListEditor(behaviours::outputs(&m_model, &m_features))),
+      m_training(new TrainingEditor)
+{
+    auto *splitter = new QSplitter(Qt::Vertical);
+    splitter->addWidget(boxed(tr("Inputs"), m_inputs));
+    splitter->addWidget(boxed(tr("Layers"), m_layers));
+    splitter->addWidget(boxed(tr("Outputs"), m_outputs));
+    splitter->setStretchFactor(1, 2);
+    m_tabs->addTab(splitter, tr("Model"));
+    m_tabs->addTab(m_training, tr("Training"));
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_tabs);
+
+    connect(m_inputs, &ObjectListEditor::itemsEdited, this, [this](const QJsonArray &a) { listEdited(kInputs, a); });
+    connect(m_layers, &ObjectListEditor::itemsEdited, this, [this](const QJsonArray &a) { listEdited(kLayers, a); });
+    connect(m_outputs, &ObjectListEditor::itemsEdited, this, [this](const QJsonArray &a) { listEdited(kOutputs, a); });
+    connect(m_training, &TrainingEditor::trainingEdited, this, &ModelPanel::trainingEdited);
+    connect(m_training, &TrainingEditor::batchSizeEdited, this, &ModelPanel::batchSizeEdited);
+    refresh();
+}
+
+void ModelPanel::setModel(const QJsonObject &model, const QStringList &knownFeatures)
+{
+    m_model = model;
+    m_features = knownFeatures;
+    refresh();
+}
+
+void ModelPanel::setTraining(const QJsonObject &training)
+{
+    m_training->setTraining(training);
+}
+
+void ModelPanel::setFeatureShapes(const QMap<QString, QString> &shapeByFeature)
+{
+    m_shapes = shapeByFeature;
+    refresh();
+}
+
+void ModelPanel::setBatchSize(int globalBatchSize)
+{
+    m_training->setBatchSize(globalBatchSize);
+}
+
+void ModelPanel::refresh()
+{
+    const ParamContext context{m_features, {}};
+    for (ObjectListEditor *e : {m_inputs, m_layers, m_outputs})
+        e->setContext(context);
+    m_inputs->setItems(m_model.value(kInputs).toArray());
+    m_layers->setItems(m_model.value(kLayers).toArray());
+    m_outputs->setItems(m_model.value(kOutputs).toArray());
+    m_training->setContext(context);
+}
+
+QStringList ModelPanel::inputNames() const
+{
+    QStringList names;
+    for (const QJsonValue &v : m_model.value(kInputs).toArray())
+        names << v.toObject().value(QStringLiteral("name")).toString();
+    return names;
+}
+
+QStringList ModelPanel::layerNames() const
+{
+    QStringList names;
+    for (const QJsonValue &v : m_model.value(kLayers).toArray())
+        names << v.toObject().value(QStringLiteral("name")).toString();
+    return names;
+}
+
+void ModelPanel::listEdited(const QString &key, const QJsonArray &items)
+{
+    // A renamed input or layer (same row count, one name differs) is followed into the layers'
+    // inputs and the outputs, as renaming a variable would be.
+    const QStringList before = key == kInputs ? inputNames() : key == kLayers ? layerNames() : QStringList();
+    m_model.insert(key, items);
+    if (key != kOutputs && before.size() == items.size())
+        for (qsizetype i = 0; i < items.size(); ++i) {
+            const QString now = items.at(i).toObject().value(QStringLiteral("name")).toString();
+            if (now != before.at(i))
+                behaviours::renameReferences(m_model, before.at(i), now);
+        }
+    // core needs all three lists once there is a model at all.
+    for (const QString &k : {kInputs, kLayers, kOutputs})
+        if (!m_model.contains(k))
+            m_model.insert(k, QJsonArray());
+    refresh();
+    Q_EMIT modelEdited(m_model);
+}
+
+} // namespace sluice::widgets
