@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The main job, from nothing: installs what is missing, builds Sluice, writes the example
 # datasets (scripts/generate-example-data.sh), inspects the classic one, previews the classic
-# example pipeline's first batch, profiles the pipeline, then trains the example projects
-# (headless: the workbench window arrives with the GUI work).
+# example pipeline's first batch, profiles the pipeline, trains the example projects headless,
+# and then, where there is a display, opens the workbench on the regression example.
 # Environment: SLUICE_EXAMPLE_SIZE, SLUICE_EXAMPLE_DATA (the classic dataset), SLUICE_EXAMPLE_SECONDS
 # (profiling time), SLUICE_EXAMPLE_TRAIN (the projects to train, default
-# "regression imbalanced-classifier sensor-autoencoder"; empty: none).
+# "regression imbalanced-classifier sensor-autoencoder"; empty: none), SLUICE_EXAMPLE_WORKBENCH
+# (0: no window even with a display).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -26,7 +27,6 @@ echo
 echo "== sluice preview: the first batch the pipeline emits"
 "$sluice" preview "$project"
 echo
-# The workbench window arrives with the GUI work; until then the example runs headless.
 echo "== sluice run --profile: the classic pipeline for ${SLUICE_EXAMPLE_SECONDS:-10} seconds, per-stage figures and the bottleneck"
 "$sluice" run "$project" --profile --seconds "${SLUICE_EXAMPLE_SECONDS:-10}"
 
@@ -39,3 +39,13 @@ for example in ${SLUICE_EXAMPLE_TRAIN-regression imbalanced-classifier sensor-au
   "$sluice" run "$root/projects/$example.sluice" --out "$root/projects/runs/$example-$stamp"
   echo "   run files: projects/runs/$example-$stamp/"
 done
+
+# The workbench on the regression example, where a window can be shown.
+if [ "${SLUICE_EXAMPLE_WORKBENCH:-1}" != 0 ] && { [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; }; then
+  echo
+  echo "== the workbench on projects/regression.sluice (press F5 to run it; close the window to end)"
+  "$sluice" "$root/projects/regression.sluice"
+else
+  echo
+  echo "(no display: the workbench was not opened; on a desktop, 'build/bin/sluice projects/regression.sluice' opens it)"
+fi

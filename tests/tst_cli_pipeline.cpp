@@ -195,19 +195,10 @@ private Q_SLOTS:
     {
         QTemporaryDir root;
         QVERIFY(root.isValid());
-        QProcess gen;
-        auto env = QProcessEnvironment::systemEnvironment();
-        env.insert("SLUICE", QString::fromStdString(sluice::test::sluiceBinary()));
-        env.insert("SLUICE_DATA_ROOT", root.filePath("data"));
-        env.insert("SLUICE_EXAMPLE_SIZE", "3M");
-        env.remove("SLUICE_EXAMPLE_DATA");
-        gen.setProcessEnvironment(env);
-        gen.start("bash", {QString::fromUtf8(SLUICE_SOURCE_DIR) + "/scripts/generate-example-data.sh", "classic"});
-        QVERIFY(gen.waitForFinished(300000));
-        QVERIFY2(gen.exitStatus() == QProcess::NormalExit && gen.exitCode() == 0, gen.readAllStandardError().constData());
         // The project's paths (data/classic/…) are relative to its folder: a copy next to the data.
+        const auto failed = sluice::test::writeExampleCopy(root.path(), {"classic"}, {"classic-pipeline"}, {{"SLUICE_EXAMPLE_SIZE", "3M"}});
+        QVERIFY2(!failed, failed ? failed->c_str() : "");
         const QString project = root.filePath("classic-pipeline.sluice");
-        QVERIFY(QFile::copy(QString::fromUtf8(SLUICE_SOURCE_DIR) + "/projects/classic-pipeline.sluice", project));
         auto x = sluice::openNpy(root.filePath("data/classic/x.npy").toStdString());
         QVERIFY(x.ok());
         const std::uint64_t rows = x->rowCount(), batches = (rows + 255) / 256;

@@ -227,20 +227,11 @@ private Q_SLOTS:
     void exampleProjectsTrain()
     {
         const QString root = dir() + "/examples";
-        QVERIFY(QDir().mkpath(root));
-        QProcess gen;
-        auto env = QProcessEnvironment::systemEnvironment();
-        env.insert("SLUICE", QString::fromUtf8(SLUICE_BINARY_PATH));
-        env.insert("SLUICE_DATA_ROOT", root + "/data");
-        env.insert("SLUICE_EXAMPLE_ROWS", "1500");
-        gen.setProcessEnvironment(env);
-        gen.start("bash", {QString::fromUtf8(SLUICE_SOURCE_DIR) + "/scripts/generate-example-data.sh", "regression", "imbalanced", "sensors"});
-        QVERIFY(gen.waitForFinished(300000));
-        QVERIFY2(gen.exitCode() == 0, gen.readAllStandardError().constData());
+        const auto failed = writeExampleCopy(root, {"regression", "imbalanced", "sensors"}, {"regression", "imbalanced-classifier", "sensor-autoencoder"},
+                                             {{"SLUICE_EXAMPLE_ROWS", "1500"}});
+        QVERIFY2(!failed, failed ? failed->c_str() : "");
         for (const char *name : {"regression", "imbalanced-classifier", "sensor-autoencoder"}) {
             const QString project = root + "/" + name + ".sluice";
-            QFile::remove(project);
-            QVERIFY(QFile::copy(QString::fromUtf8(SLUICE_SOURCE_DIR) + "/projects/" + name + ".sluice", project));
             auto r = runSluice({"run", project, "--epochs", "1", "--json"});
             QVERIFY2(r.exitCode == 0, qPrintable(QString(name) + ": " + r.err));
             const auto events = jsonLines(r.out);

@@ -236,18 +236,9 @@ private Q_SLOTS:
     {
         // The regression example on a small copy of its data, as a new user runs it.
         const QString root = path("examples");
-        QVERIFY(QDir().mkpath(root));
-        QProcess gen;
-        auto env = QProcessEnvironment::systemEnvironment();
-        env.insert("SLUICE", QString::fromUtf8(SLUICE_BINARY_PATH));
-        env.insert("SLUICE_DATA_ROOT", root + "/data");
-        env.insert("SLUICE_EXAMPLE_ROWS", "2000");
-        gen.setProcessEnvironment(env);
-        gen.start("bash", {QString::fromUtf8(SLUICE_SOURCE_DIR) + "/scripts/generate-example-data.sh", "regression"});
-        QVERIFY(gen.waitForFinished(300000));
-        QVERIFY2(gen.exitCode() == 0, gen.readAllStandardError().constData());
+        const auto failed = writeExampleCopy(root, {"regression"}, {"regression"}, {{"SLUICE_EXAMPLE_ROWS", "2000"}});
+        QVERIFY2(!failed, failed ? failed->c_str() : "");
         const QString project = root + "/regression.sluice";
-        QVERIFY(QFile::copy(QString::fromUtf8(SLUICE_SOURCE_DIR) + "/projects/regression.sluice", project));
 
         gui::MainWindow window;
         window.show();

@@ -127,7 +127,7 @@ void MainWindow::buildDocks()
     m_paletteView->setSelectionMode(QAbstractItemView::ExtendedSelection);
     m_paletteView->expandAll();
     connect(m_paletteSearch, &QLineEdit::textChanged, this, [this](const QString &text) {
-        m_paletteFilter->setFilterFixedString(text);
+        m_paletteFilter->setSearchText(text);
         m_paletteView->expandAll();
     });
     connect(m_paletteView, &QTreeView::activated, this, [this](const QModelIndex &index) {

@@ -1,4 +1,10 @@
 #include "support/pipeline_test_support.h"
+
+#include <QProcess>
+
+#include <QFile>
+
+#include <QDir>
 #include "support/test_support.h"
 
 #include "io/npy_writer.h"
@@ -178,6 +184,31 @@ void writeNpy(const std::string &path, DType dtype, const std::vector<std::uint6
 }
 
 std::string sluiceBinary() { return SLUICE_BINARY; }
+
+std::optional<std::string> writeExampleCopy(const QString &root, const QStringList &kinds, const QStringList &projects,
+                                            const std::map<QString, QString> &settings)
+{
+    if (!QDir().mkpath(root))
+        return "cannot create " + root.toStdString();
+    QProcess gen;
+    auto env = QProcessEnvironment::systemEnvironment();
+    env.insert("SLUICE", QString::fromStdString(sluiceBinary()));
+    env.insert("SLUICE_DATA_ROOT", root + "/data");
+    env.remove("SLUICE_EXAMPLE_DATA");
+    for (const auto &[key, value] : settings)
+        env.insert(key, value);
+    gen.setProcessEnvironment(env);
+    gen.start("bash", QStringList{QStringLiteral(SLUICE_SOURCE_DIR) + "/scripts/generate-example-data.sh"} + kinds);
+    if (!gen.waitForFinished(300000) || gen.exitStatus() != QProcess::NormalExit || gen.exitCode() != 0)
+        return "generate-example-data.sh failed: " + gen.readAllStandardError().toStdString();
+    for (const QString &name : projects) {
+        const QString copy = root + "/" + name + ".sluice";
+        QFile::remove(copy);
+        if (!QFile::copy(QStringLiteral(SLUICE_SOURCE_DIR) + "/projects/" + name + ".sluice", copy))
+            return "cannot copy the example project " + name.toStdString();
+    }
+    return std::nullopt;
+}
 
 bool contains(const std::string &text, const std::string &part) { return text.find(part) != std::string::npos; }
 

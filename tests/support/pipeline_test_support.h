@@ -9,7 +9,11 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <memory>
+#include <optional>
+
+#include <QStringList>
 #include <span>
 #include <string>
 #include <vector>
@@ -72,6 +76,13 @@ void writeNpy(const std::string &path, const std::vector<T> &values, const std::
 
 // The built `sluice` executable, for scripts a test runs (they take it as $SLUICE).
 std::string sluiceBinary();
+
+// A small copy of example data and projects, as a new user gets them: runs
+// scripts/generate-example-data.sh KINDS... into ROOT/data (with the given environment settings,
+// e.g. SLUICE_EXAMPLE_ROWS or SLUICE_EXAMPLE_SIZE) and copies each projects/NAME.sluice into ROOT,
+// where its relative data paths resolve. Returns an error text, or nothing on success.
+std::optional<std::string> writeExampleCopy(const QString &root, const QStringList &kinds, const QStringList &projects,
+                                            const std::map<QString, QString> &settings);
 
 // `contains` for messages, with the message in the failure text.
 bool contains(const std::string &text, const std::string &part);

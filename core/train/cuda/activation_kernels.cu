@@ -1,16 +1,21 @@
-// Kernels for activation_kernels.h. The formulas are the CPU backend's (train/activations.cpp)
-// written for the device: ReLU keeps x where !(0 > x) (NaN and -0 pass, as _mm_max_ps(0, x)),
-// gelu is the exact erf form, sigmoid never exponentiates a large positive number.
+// Elementwise kernels for activation_kernels.h: bias + activation forward, activation backward.
+// The formulas are the CPU backend's (train/activations.cpp) written for the device: ReLU keeps
+// x where !(0 > x) (NaN and -0 pass, as _mm_max_ps(0, x)), gelu is the exact erf form, sigmoid
+// never exponentiates a large positive number. Each kernel is instantiated per activation (no
+// switch per element) and has a float4 form for the common case (rows a multiple of 4 wide, 16-byte
+// aligned buffers, fewer than 2^32 values: 32-bit indices), which keeps them at the memory's pace.
 #include "train/cuda/activation_kernels.h"
 #include "train/cuda/check.h"
-#include "train/cuda/column_reduce.cuh"
 #include "train/cuda/device_util.cuh"
+
+#include <type_traits>
 
 namespace sluice::train::cuda {
 namespace {
 
-using detail::kRowsPerBlock;
-using detail::kWarp;
+using Kind = ActivationKind;
+template <Kind K>
+using KindConstant = std::integral_constant<Kind, K>;
 
 constexpr float kInvSqrt2 = 0.70710678118654752440f;
 constexpr float kInvSqrt2Pi = 0.39894228040143267794f;
@@ -23,103 +28,120 @@ __device__ inline float sigmoidOf(float x)
     return e / (1.0f + e);
 }
 
-__device__ inline float activate(ActivationKind kind, float v)
+template <Kind K>
+__device__ inline float activate(float v)
 {
-    switch (kind) {
-    case ActivationKind::Relu:
+    if constexpr (K == Kind::Relu)
         return 0.0f > v ? 0.0f : v;
-    case ActivationKind::Gelu:
+    else if constexpr (K == Kind::Gelu)
         return 0.5f * v * (1.0f + erff(v * kInvSqrt2));
-    case ActivationKind::Tanh:
+    else if constexpr (K == Kind::Tanh)
         return tanhf(v);
-    case ActivationKind::Sigmoid:
+    else if constexpr (K == Kind::Sigmoid)
         return sigmoidOf(v);
-    default: // linear; softmax is done per row afterwards
+    else // linear
         return v;
+}
+
+// dx from the pre-activation z (gelu), the output y (relu, tanh, sigmoid) and dy.
+template <Kind K>
+__device__ inline float derivative(float z, float y, float dy)
+{
+    if constexpr (K == Kind::Relu) { // y > 0 exactly where z > 0
+        return y > 0.0f ? dy : 0.0f;
+    } else if constexpr (K == Kind::Gelu) { // Phi(z) + z phi(z)
+        const float cdf = 0.5f * (1.0f + erff(z * kInvSqrt2));
+        const float pdf = kInvSqrt2Pi * expf(-0.5f * z * z);
+        return dy * (cdf + z * pdf);
+    } else if constexpr (K == Kind::Tanh) {
+        return dy * (1.0f - y * y);
+    } else if constexpr (K == Kind::Sigmoid) {
+        return dy * y * (1.0f - y);
+    } else {
+        return dy;
     }
 }
 
-__global__ void biasActivationKernel(ActivationKind kind, const float *x, const float *bias, float *y, float *pre, std::int64_t rows,
-                                     std::int64_t cols)
+template <Kind K>
+constexpr bool kNeedsY = K == Kind::Relu || K == Kind::Tanh || K == Kind::Sigmoid;
+
+template <Kind K>
+__global__ void biasActivationKernel(const float *x, const float *bias, float *y, float *pre, std::int64_t n, std::int64_t cols)
 {
-    const std::int64_t n = rows * cols;
     for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * blockDim.x) {
         const float z = bias ? x[i] + bias[i % cols] : x[i];
         if (pre)
             pre[i] = z;
-        y[i] = activate(kind, z);
+        y[i] = activate<K>(z);
     }
 }
 
-__global__ void activationBackwardKernel(ActivationKind kind, const float *z, const float *y, const float *dy, float *dx, std::int64_t n)
+template <Kind K>
+__global__ void biasActivationVec4Kernel(const float4 *x, const float4 *bias, float4 *y, float4 *pre, std::uint32_t n4, std::uint32_t cols4)
 {
-    for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * blockDim.x) {
-        float d;
-        switch (kind) {
-        case ActivationKind::Relu: // y > 0 exactly where z > 0
-            d = y[i] > 0.0f ? dy[i] : 0.0f;
-            break;
-        case ActivationKind::Gelu: { // Phi(z) + z phi(z)
-            const float v = z[i];
-            const float cdf = 0.5f * (1.0f + erff(v * kInvSqrt2));
-            const float pdf = kInvSqrt2Pi * expf(-0.5f * v * v);
-            d = dy[i] * (cdf + v * pdf);
-            break;
+    for (std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += gridDim.x * blockDim.x) {
+        float4 z = x[i];
+        if (bias) {
+            const float4 b = bias[i % cols4];
+            z.x += b.x;
+            z.y += b.y;
+            z.z += b.z;
+            z.w += b.w;
         }
-        case ActivationKind::Tanh:
-            d = dy[i] * (1.0f - y[i] * y[i]);
-            break;
-        case ActivationKind::Sigmoid:
-            d = dy[i] * y[i] * (1.0f - y[i]);
-            break;
-        default:
-            d = dy[i];
-        }
-        dx[i] = d;
+        if (pre)
+            pre[i] = z;
+        y[i] = make_float4(activate<K>(z.x), activate<K>(z.y), activate<K>(z.z), activate<K>(z.w));
     }
 }
 
-// One warp per row; the row is read once into registers where it fits (detail::LaneRow).
-template <int PerLane>
-__global__ void softmaxRowsKernel(const float *x, float *y, std::int64_t rows, std::int64_t cols)
+template <Kind K>
+__global__ void activationBackwardKernel(const float *z, const float *y, const float *dy, float *dx, std::int64_t n)
 {
-    const int lane = threadIdx.x % kWarp;
-    for (std::int64_t r = blockIdx.x * std::int64_t(kRowsPerBlock) + threadIdx.x / kWarp; r < rows; r += std::int64_t(gridDim.x) * kRowsPerBlock) {
-        const detail::LaneRow<PerLane> xr(x + r * cols, cols, lane);
-        float *yr = y + r * cols;
-        float top = -INFINITY;
-        xr.forEach([&](std::int64_t, float v) { top = fmaxf(top, v); });
-        top = detail::warpMax(top);
-        double sum = 0;
-        xr.forEach([&](std::int64_t, float v) { sum += expf(v - top); });
-        const float inv = float(1.0 / detail::warpSum(sum));
-        // In place is safe: every read of this row (by this lane, of its own elements) is done.
-        xr.forEach([&](std::int64_t i, float v) { yr[i] = expf(v - top) * inv; });
+    for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * blockDim.x)
+        dx[i] = derivative<K>(K == Kind::Gelu ? z[i] : 0.0f, kNeedsY<K> ? y[i] : 0.0f, dy[i]);
+}
+
+template <Kind K>
+__global__ void activationBackwardVec4Kernel(const float4 *z, const float4 *y, const float4 *dy, float4 *dx, std::uint32_t n4)
+{
+    const float4 none = make_float4(0, 0, 0, 0);
+    for (std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += gridDim.x * blockDim.x) {
+        const float4 zv = K == Kind::Gelu ? z[i] : none, yv = kNeedsY<K> ? y[i] : none, d = dy[i];
+        dx[i] = make_float4(derivative<K>(zv.x, yv.x, d.x), derivative<K>(zv.y, yv.y, d.y), derivative<K>(zv.z, yv.z, d.z),
+                            derivative<K>(zv.w, yv.w, d.w));
     }
 }
 
-__global__ void softmaxBackwardKernel(const float *y, const float *dy, float *dx, std::int64_t rows, std::int64_t cols)
+// f(KindConstant<K>) for the elementwise kinds (softmax's elementwise part is linear).
+template <typename F>
+void withKind(Kind kind, F f)
 {
-    const int lane = threadIdx.x % kWarp;
-    for (std::int64_t r = blockIdx.x * std::int64_t(kRowsPerBlock) + threadIdx.x / kWarp; r < rows; r += std::int64_t(gridDim.x) * kRowsPerBlock) {
-        const float *yr = y + r * cols, *dyr = dy + r * cols;
-        float *dxr = dx + r * cols;
-        double dot = 0;
-        for (std::int64_t i = lane; i < cols; i += kWarp)
-            dot += double(dyr[i]) * yr[i];
-        const float d = float(detail::warpSum(dot));
-        for (std::int64_t i = lane; i < cols; i += kWarp)
-            dxr[i] = yr[i] * (dyr[i] - d);
+    switch (kind) {
+    case Kind::Relu:
+        return f(KindConstant<Kind::Relu>{});
+    case Kind::Gelu:
+        return f(KindConstant<Kind::Gelu>{});
+    case Kind::Tanh:
+        return f(KindConstant<Kind::Tanh>{});
+    case Kind::Sigmoid:
+        return f(KindConstant<Kind::Sigmoid>{});
+    default:
+        return f(KindConstant<Kind::Linear>{});
     }
 }
 
-// The bias gradient's term: the element itself.
-struct ElementTerm
+bool aligned16(const void *p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+// Whether the float4 kernels apply: whole float4s per row, aligned buffers, 32-bit indices.
+bool vectorizable(std::int64_t n, std::int64_t cols, std::initializer_list<const void *> buffers)
 {
-    const float *dz;
-    std::int64_t cols;
-    __device__ void operator()(std::int64_t r, std::int64_t c, double (&acc)[1]) const { acc[0] += dz[r * cols + c]; }
-};
+    if (cols % 4 != 0 || n >= (std::int64_t(1) << 32))
+        return false;
+    for (const void *p : buffers)
+        if (!aligned16(p))
+            return false;
+    return true;
+}
 
 void checkShape(const char *op, std::int64_t rows, std::int64_t cols)
 {
@@ -127,18 +149,6 @@ void checkShape(const char *op, std::int64_t rows, std::int64_t cols)
 }
 
 } // namespace
-
-void softmaxRows(Stream stream, const float *x, float *y, std::int64_t rows, std::int64_t cols)
-{
-    checkShape("softmaxRows", rows, cols);
-    if (rows == 0 || cols == 0)
-        return;
-    detail::require(x && y, "softmaxRows", "x and y must be device pointers");
-    detail::byRowWidth(cols, [&](auto perLane) {
-        softmaxRowsKernel<decltype(perLane)::value><<<detail::rowBlocks(rows), kRowsPerBlock * kWarp, 0, stream>>>(x, y, rows, cols);
-    });
-    SLUICE_CUDA_CHECK_LAUNCH();
-}
 
 void biasActivationForward(Stream stream, ActivationKind kind, const float *x, const float *bias, float *y, float *preActivation,
                            std::int64_t rows, std::int64_t cols)
@@ -148,7 +158,16 @@ void biasActivationForward(Stream stream, ActivationKind kind, const float *x, c
         return;
     detail::require(x && y, "biasActivationForward", "x and y must be device pointers");
     const std::int64_t n = rows * cols;
-    biasActivationKernel<<<detail::elementwiseBlocks(n), detail::kElementwiseThreads, 0, stream>>>(kind, x, bias, y, preActivation, rows, cols);
+    const bool vec = vectorizable(n, cols, {x, bias, y, preActivation});
+    withKind(kind, [&](auto k) {
+        constexpr Kind K = decltype(k)::value;
+        if (vec)
+            biasActivationVec4Kernel<K><<<detail::elementwiseBlocks(n / 4), detail::kElementwiseThreads, 0, stream>>>(
+                reinterpret_cast<const float4 *>(x), reinterpret_cast<const float4 *>(bias), reinterpret_cast<float4 *>(y),
+                reinterpret_cast<float4 *>(preActivation), std::uint32_t(n / 4), std::uint32_t(cols / 4));
+        else
+            biasActivationKernel<K><<<detail::elementwiseBlocks(n), detail::kElementwiseThreads, 0, stream>>>(x, bias, y, preActivation, n, cols);
+    });
     SLUICE_CUDA_CHECK_LAUNCH();
     if (kind == ActivationKind::Softmax)
         softmaxRows(stream, y, y, rows, cols);
@@ -163,22 +182,20 @@ void activationBackward(Stream stream, ActivationKind kind, const float *preActi
     detail::require(dy && dx, "activationBackward", "dy and dx must be device pointers");
     detail::require(kind != ActivationKind::Gelu || preActivation, "activationBackward", "gelu needs the pre-activation values");
     detail::require(kind == ActivationKind::Linear || kind == ActivationKind::Gelu || y, "activationBackward", "this activation needs y");
-    if (kind == ActivationKind::Softmax) {
-        softmaxBackwardKernel<<<detail::rowBlocks(rows), kRowsPerBlock * kWarp, 0, stream>>>(y, dy, dx, rows, cols);
-    } else {
-        const std::int64_t n = rows * cols;
-        activationBackwardKernel<<<detail::elementwiseBlocks(n), detail::kElementwiseThreads, 0, stream>>>(kind, preActivation, y, dy, dx, n);
-    }
+    if (kind == ActivationKind::Softmax)
+        return softmaxRowsBackward(stream, y, dy, dx, rows, cols);
+    const std::int64_t n = rows * cols;
+    const bool vec = vectorizable(n, 4, {preActivation, y, dy, dx}); // elementwise: any row width
+    withKind(kind, [&](auto k) {
+        constexpr Kind K = decltype(k)::value;
+        if (vec && n % 4 == 0)
+            activationBackwardVec4Kernel<K><<<detail::elementwiseBlocks(n / 4), detail::kElementwiseThreads, 0, stream>>>(
+                reinterpret_cast<const float4 *>(preActivation), reinterpret_cast<const float4 *>(y), reinterpret_cast<const float4 *>(dy),
+                reinterpret_cast<float4 *>(dx), std::uint32_t(n / 4));
+        else
+            activationBackwardKernel<K><<<detail::elementwiseBlocks(n), detail::kElementwiseThreads, 0, stream>>>(preActivation, y, dy, dx, n);
+    });
     SLUICE_CUDA_CHECK_LAUNCH();
-}
-
-void columnSums(Stream stream, const float *dz, float *sums, std::int64_t rows, std::int64_t cols, bool accumulate)
-{
-    checkShape("columnSums", rows, cols);
-    if (cols == 0)
-        return;
-    detail::require(sums && (dz || rows == 0), "columnSums", "dz and sums must be device pointers");
-    detail::reduceColumns<1>(stream, ElementTerm{dz, cols}, rows, cols, {{sums}}, accumulate);
 }
 
 } // namespace sluice::train::cuda

@@ -1,7 +1,7 @@
 #pragma once
 // Bias and activation kernels of the CUDA backend, with the CPU backend's semantics
 // (train/activations.cpp, the Dense layer's fused bias): on row-major [rows, cols] float arrays
-// in device memory, launched on `stream`. Plain C++ header; defined in activation_kernels.cu.
+// in device memory, launched on `stream`. Plain C++ header; defined in activation_kernels.cu (elementwise) and row_kernels.cu.
 
 #include "train/activations.h"
 #include "train/cuda/runtime.h"
@@ -22,6 +22,8 @@ void activationBackward(Stream stream, ActivationKind kind, const float *preActi
 
 // Softmax of each row of x into y (in place allowed), as softmaxRow: exp(x - max) / sum, the sum in double.
 void softmaxRows(Stream stream, const float *x, float *y, std::int64_t rows, std::int64_t cols);
+// Its backward from y = softmax(x): dx = y * (dy - <dy, y>) per row, the dot product in double.
+void softmaxRowsBackward(Stream stream, const float *y, const float *dy, float *dx, std::int64_t rows, std::int64_t cols);
 
 // The bias gradient: sums[c] = (accumulate ? sums[c] : 0) + sum over r of dz[r, c]. Each column's
 // sum is taken in double in a fixed order, so repeated runs give the same bits.

@@ -43,13 +43,16 @@ struct Row
 
 __device__ inline float weightOf(const float *weights, std::int64_t i) { return weights ? weights[i] : 1.0f; }
 
-// mse, mae, huber and binary cross-entropy: elementwise terms, their mean per sample.
+// mse, mae, huber and binary cross-entropy: elementwise terms, their mean per sample. The kind
+// is a template argument so that the loop holds no switch and unrolls.
+template <LossKind K>
 __device__ double elementwiseRow(const LossParams &p, const float *pr, const float *tr, float *d, std::int64_t n, float c, int lane)
 {
     double sum = 0;
+#pragma unroll 4
     for (std::int64_t j = lane; j < n; j += kWarp) {
         const float x = pr[j];
-        switch (p.kind) {
+        switch (K) {
         case LossKind::Mse: {
             const float e = x - tr[j];
             sum += double(e) * e;
@@ -186,16 +189,17 @@ __device__ double sparsePosition(const LossParams &p, const float *x, std::int64
     return log(total) - log(double(cy));
 }
 
+template <LossKind K>
 __global__ void lossKernel(LossParams p, const float *pred, const float *target, const float *weights, float scale, std::int64_t batch,
                            std::int64_t n, std::int64_t classes, float *perSample, float *dPred)
 {
     const int lane = threadIdx.x % kWarp;
-    const bool categorical = p.kind == LossKind::CategoricalCrossentropy || p.kind == LossKind::SparseCategoricalCrossentropy;
+    constexpr bool categorical = K == LossKind::CategoricalCrossentropy || K == LossKind::SparseCategoricalCrossentropy;
     for (std::int64_t i = blockIdx.x * std::int64_t(kRowsPerBlock) + threadIdx.x / kWarp; i < batch; i += std::int64_t(gridDim.x) * kRowsPerBlock) {
         float *d = dPred ? dPred + i * n : nullptr;
-        if (!categorical) {
+        if constexpr (!categorical) {
             const float c = n ? scale * weightOf(weights, i) / float(n) : 0.0f;
-            const double sum = elementwiseRow(p, pred + i * n, target + i * n, d, n, c, lane);
+            const double sum = elementwiseRow<K>(p, pred + i * n, target + i * n, d, n, c, lane);
             if (lane == 0)
                 perSample[i] = n ? float(sum / double(n)) : 0.0f;
             continue;
@@ -206,7 +210,7 @@ __global__ void lossKernel(LossParams p, const float *pred, const float *target,
         for (std::int64_t s = 0; s < steps; ++s) {
             const std::int64_t at = (i * steps + s) * classes;
             float *ds = d ? dPred + at : nullptr;
-            if (p.kind == LossKind::SparseCategoricalCrossentropy)
+            if (K == LossKind::SparseCategoricalCrossentropy)
                 sum += sparsePosition(p, pred + at, classIndex(target[i * steps + s], classes), ds, classes, c, lane);
             else
                 sum += categoricalPosition(p, pred + at, target + at, ds, classes, c, lane);
@@ -231,8 +235,20 @@ void computeLoss(Stream stream, const LossParams &params, const float *pred, con
         detail::require(classes >= 1 && n % classes == 0, op, "the cross-entropies need classes >= 1 dividing n");
     if (params.kind == LossKind::Huber)
         detail::require(params.delta > 0, op, "huber's delta must be positive");
-    lossKernel<<<detail::rowBlocks(batch), kRowsPerBlock * kWarp, 0, stream>>>(params, pred, target, weights, scale, batch, n, classes, perSample,
-                                                                              dPred);
+    const unsigned blocks = detail::rowBlocks(batch), threads = kRowsPerBlock * kWarp;
+    switch (params.kind) {
+#define SLUICE_LOSS_CASE(kind)                                                                                                           \
+    case kind:                                                                                                                           \
+        lossKernel<kind><<<blocks, threads, 0, stream>>>(params, pred, target, weights, scale, batch, n, classes, perSample, dPred); \
+        break;
+        SLUICE_LOSS_CASE(LossKind::Mse)
+        SLUICE_LOSS_CASE(LossKind::Mae)
+        SLUICE_LOSS_CASE(LossKind::Huber)
+        SLUICE_LOSS_CASE(LossKind::BinaryCrossentropy)
+        SLUICE_LOSS_CASE(LossKind::CategoricalCrossentropy)
+        SLUICE_LOSS_CASE(LossKind::SparseCategoricalCrossentropy)
+#undef SLUICE_LOSS_CASE
+    }
     SLUICE_CUDA_CHECK_LAUNCH();
 }
 
