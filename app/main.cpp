@@ -3,6 +3,7 @@
 #include "cli/cli_support.h"
 #include "commands/commands.h"
 #include "gui/workbench.h"
+#include "sluice_commit.h"
 #include "train/device_query.h"
 
 #include <QCoreApplication>
@@ -12,6 +13,8 @@
 #include <exception>
 #include <new>
 #include <map>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -36,8 +39,9 @@ void printUsage()
                "\n"
                "Usage:\n"
                "  sluice [PROJECT] [--run] [--screenshot FILE [--wait S]]\n"
-               "                                              the workbench (needs a display); --run starts the project's run\n"
-               "  sluice inspect [--stats] [--json] FILE...   what is inside .npy / .npz files\n"
+               "                                              the workbench (needs a display); --run starts the project's run,\n"
+               "                                              --screenshot saves the window after S seconds and quits\n"
+               "  sluice inspect [--stats] [--json] FILE...   what is inside .npy, .npz, TFRecord and CSV files\n"
                "  sluice gen KIND --out DIR --rows N ...      synthetic datasets of any size, streamed to disk\n"
                "  sluice run PROJECT [--replicas N] [--out DIR] [--json] [--resume] [--set K=V]\n"
                "                                              trains a project's model (mirrored replicas; mpirun for processes)\n"
@@ -47,20 +51,35 @@ void printUsage()
                "  sluice bench read FILE [options]            batch-gather throughput against memcpy\n"
                "  sluice bench pipeline FILE [options]        the classic pipeline's samples/s and per-element overhead\n"
                "  sluice bench train [options]                MLP training samples/s of the CPU backend\n"
-               "  sluice --version                            version, build options and GPUs found\n"
+               "  sluice --version                            version, commit, features built in and GPUs found\n"
+               "  sluice --help                               this text\n"
                "\n"
-               "Run 'sluice COMMAND --help' for a command's options.\n",
+               "Examples:\n"
+               "    sluice projects/regression.sluice\n"
+               "    sluice projects/regression.sluice --run --screenshot window.png --wait 5\n"
+               "    sluice gen regression --out data --rows 100000 --feature x:32 --target y:4\n"
+               "    sluice inspect --stats data/x.npy\n"
+               "    sluice run projects/regression.sluice --replicas 2 --out runs/first\n"
+               "\n"
+               "Run 'sluice COMMAND --help' for a command's options and examples; 'man sluice' has them all.\n"
+               "Exit codes: 0 success, 1 the run failed, 2 bad input.\n",
                stdout);
 }
 
+// The version, the commit and what this binary can use: the optional parts compiled in, then
+// what this machine offers them (a CUDA build still runs, on the CPU, where there is no GPU).
 void printVersion()
 {
     const sluice::DeviceQuery q = sluice::queryGpuDevices();
-    std::printf("sluice %s\n", SLUICE_VERSION);
-    std::printf("CUDA: %s", q.builtWithCuda ? "built in" : "not built");
+    std::printf("sluice %s (commit %s)\n", SLUICE_VERSION, SLUICE_GIT_COMMIT);
     if (q.builtWithCuda)
-        std::printf(" (runtime %d.%d)", q.runtimeVersion / 1000, q.runtimeVersion % 1000 / 10);
-    std::printf("\nMPI: %s\n", SLUICE_MPI_TEXT);
+        std::printf("CUDA: built in (runtime %d.%d, linked statically; architectures %s; cuBLAS loaded at run time)\n",
+                    q.runtimeVersion / 1000, q.runtimeVersion % 1000 / 10, SLUICE_CUDA_ARCHITECTURES_TEXT);
+    else
+        std::printf("CUDA: not built\n");
+    std::printf("NCCL: %s\nMPI: %s\nBLAS: %s\n", SLUICE_NCCL_TEXT, SLUICE_MPI_TEXT, SLUICE_BLAS_TEXT);
+    if (q.builtWithCuda && q.driverVersion > 0)
+        std::printf("CUDA driver: %d.%d\n", q.driverVersion / 1000, q.driverVersion % 1000 / 10);
     for (const auto &d : q.devices)
         std::printf("GPU %d: %s, compute %d.%d, %.1f GiB\n", d.index, d.name.c_str(), d.computeMajor, d.computeMinor,
                     double(d.memoryBytes) / (1u << 30));
@@ -106,7 +125,12 @@ int main(int argc, char **argv)
         }
         return sluice::gui::runWorkbench(argc, argv, *options);
     }
-    QCoreApplication app(argc, argv);
+    // Qt's --help prints argv[0] as the program in its "Usage:" line: make it the command
+    // ("sluice inspect [options] FILE..."), whatever path the binary was started by.
+    std::string program = std::string("sluice ") + argv[1];
+    std::vector<char *> qtArgv(argv, argv + argc + 1);
+    qtArgv[0] = program.data();
+    QCoreApplication app(argc, qtArgv.data());
     QCoreApplication::setApplicationName("sluice");
     QCoreApplication::setApplicationVersion(SLUICE_VERSION);
     QStringList args = QCoreApplication::arguments();

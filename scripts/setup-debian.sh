@@ -13,6 +13,9 @@ packages=(
   # tests and benchmarks: an X server for GUI tests, numpy to write reference files,
   # numpy and PyTorch as the peers the benchmarks compare with
   xvfb xauth python3 python3-numpy python3-torch
+  # packaging: PNG icons from the SVG, run paths of the relocatable bundle, the .deb's
+  # dependencies (dpkg-shlibdeps) and the desktop entry check
+  librsvg2-bin patchelf dpkg-dev desktop-file-utils
 )
 
 missing=()

@@ -158,6 +158,8 @@ private Q_SLOTS:
         QTest::newRow("--resume without --out") << QStringList{"--resume"} << "--resume";
         QTest::newRow("cuda device") << QStringList{"--device", "cuda:0"} << "CPU backend";
         QTest::newRow("zero replicas") << QStringList{"--replicas", "0"} << "replicas";
+        QTest::newRow("pipeline option on training") << QStringList{"--seconds", "1"} << "--seconds: applies to pipeline runs";
+        QTest::newRow("training option on --profile") << QStringList{"--profile", "--replicas", "2"} << "--replicas: applies to training";
         QTest::newRow("bad model") << QStringList{"--set", "model.layers=[{\"class_name\":\"Dense\",\"name\":\"d1\",\"units\":5}]"} << "output 'y'";
     }
     void badInputExitsWith2()
@@ -168,6 +170,20 @@ private Q_SLOTS:
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains(expected), qPrintable(r.err));
         QVERIFY2(r.err.startsWith("sluice: "), qPrintable(r.err));
+    }
+
+    // --profile on a training project iterates its input pipeline alone: stats and the
+    // bottleneck, no training step.
+    void profileRunsTheInputPipelineAlone()
+    {
+        auto r = runSluice({"run", m_project, "--profile", "--epochs", "2", "--json"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const auto events = jsonLines(r.out);
+        QCOMPARE(events.back()["event"].get<std::string>(), std::string("run_end"));
+        QCOMPARE(events.back()["status"].get<std::string>(), std::string("ok"));
+        QCOMPARE(events.back()["passes"].get<int>(), 2);
+        for (const auto &e : events)
+            QVERIFY2(e["event"] != "step" && e["event"] != "epoch_end", e.dump().c_str());
     }
 
     void outFolderOfAnEarlierRunIsKept()

@@ -4,6 +4,7 @@
 // renames, schedules and validation follow core's rules.
 #include "inspector/number_editor.h"
 #include "inspector/param_form.h"
+#include "model/error_location.h"
 #include "model/json_list_model.h"
 #include "model/model_behaviours.h"
 #include "model/model_panel.h"
@@ -95,6 +96,9 @@ private Q_SLOTS:
         QCOMPARE(model.index(0).data().toString(), QString("0y"));
         model.setItems(QJsonArray{"not an object"});
         QCOMPARE(model.index(0).data().toString(), QString(R"("not an object")"));
+        model.setErrorRow(0, "broken");
+        QCOMPARE(model.index(0).data(Qt::ToolTipRole).toString(), QString("broken"));
+        model.setErrorRow(-1, {});
         model.setItems({});
         QCOMPARE(model.rowCount(), 0);
     }
@@ -333,6 +337,42 @@ private Q_SLOTS:
         panel.layersEditor()->addItem("Dense"); // a first layer makes a model core can read
         QCOMPARE(J(spy.last()[0].toJsonObject())["inputs"], QJsonValue(QJsonArray()));
         QCOMPARE(J(spy.last()[0].toJsonObject())["outputs"], QJsonValue(QJsonArray()));
+    }
+
+    void checkErrorsShowNextToTheirEditor()
+    {
+        ModelPanel panel;
+        const QJsonObject project = readProject(QStringLiteral(SLUICE_SOURCE_DIR "/projects/regression.sluice"));
+        panel.setModel(project["model"].toObject(), featuresOf(project));
+        panel.setTraining(project["training"].toObject());
+        panel.layersEditor()->setCurrentRow(3);
+        // As core words them (core/train/model.cpp, layers/layer_config.cpp, training_config.cpp).
+        panel.showError("model: layer 'hidden'", "hidden: Dense parameter 'units': must be at least 1, got 0");
+        QVERIFY(!panel.modelErrorLabel()->isHidden());
+        QVERIFY(panel.modelErrorLabel()->text().contains("must be at least 1"));
+        QVERIFY(panel.layersEditor()->form()->messageLabel("units")->text().contains("must be at least 1"));
+        const QModelIndex hidden = panel.layersEditor()->listModel()->index(3);
+        QVERIFY(hidden.data(Qt::ForegroundRole).isValid()); // the row is marked
+        QVERIFY(hidden.data(Qt::ToolTipRole).toString().contains("must be at least 1"));
+        panel.layersEditor()->setCurrentRow(0); // another layer: not its message
+        QVERIFY(panel.layersEditor()->form()->messageLabel("units")->text().isEmpty());
+        panel.showError("model: outputs[1].loss_weight", "must be a number >= 0");
+        panel.outputsEditor()->setCurrentRow(1);
+        QCOMPARE(panel.outputsEditor()->form()->messageLabel("loss_weight")->text(), QString("must be a number >= 0"));
+        panel.showError("training.optimizer.learning_rate.decay_steps", "must be an integer >= 1");
+        QVERIFY(panel.modelErrorLabel()->isHidden());
+        QVERIFY(!panel.trainingEditor()->errorLabel()->isHidden());
+        panel.showError("training.epochs", "must be an integer >= 1, got 0");
+        QCOMPARE(panel.trainingEditor()->runForm()->messageLabel("epochs")->text(), QString("must be an integer >= 1, got 0"));
+        panel.showError({}, {});
+        QVERIFY(panel.trainingEditor()->errorLabel()->isHidden());
+        QVERIFY(panel.trainingEditor()->runForm()->messageLabel("epochs")->text().isEmpty());
+
+        const ErrorLocation at = locateError("model: layers[2] (joined)", "Concatenate parameter 'axis': only -1");
+        QCOMPARE(at.list, QString("layers"));
+        QCOMPARE(at.row, 2);
+        QCOMPARE(at.param, QString("axis"));
+        QCOMPARE(locateError("training.checkpoint.keep", "x").trainingPath, (QStringList{"checkpoint", "keep"}));
     }
 
     void batchSizeIsThePipelines()

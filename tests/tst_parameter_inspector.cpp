@@ -134,7 +134,9 @@ private Q_SLOTS:
         QCOMPARE(editorOf<NumberEditor>(inspector, "batch_size")->field()->text(), QString("256"));
         QVERIFY(editorOf<NumberEditor>(inspector, "num_parallel_calls")->autotuneToggle()->isChecked());
         QVERIFY(!editorOf<BoolEditor>(inspector, "drop_remainder")->checkBox()->isChecked()); // default false
-        QVERIFY(inspector.form()->resetButton("batch_size")->isEnabled());
+        QVERIFY(inspector.form()->resetButton("num_parallel_calls")->isEnabled()); // set, with a default
+        QVERIFY(!inspector.form()->resetButton("drop_remainder")->isEnabled());    // not set
+        QVERIFY(!inspector.form()->resetButton("batch_size")->isEnabled());        // required: no default to go back to
         inspector.showNode("m", "map", object(R"({"function": "cast", "features": ["meta"], "dtype": "float32"})"), kFeatures, {});
         QCOMPARE(editorOf<ChoiceEditor>(inspector, "dtype")->comboBox()->currentText(), QString("float32"));
         QListWidget *list = editorOf<MultiChoiceEditor>(inspector, "features")->list();

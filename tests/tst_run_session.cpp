@@ -3,6 +3,7 @@
 // at most), stops promptly, reports bad projects from start(), drops results of superseded runs,
 // and can be destroyed while running.
 #include "bridge/run_session.h"
+#include "support/test_support.h"
 #include "support/train_test_support.h"
 
 #include <QElapsedTimer>
@@ -239,6 +240,74 @@ private Q_SLOTS:
         QCOMPARE(ends[0].value("status").toString(), QString("ok"));
         QCOMPARE(ends[0].value("passes").toInt(), 3);
         QCOMPARE(ends[0].value("elements").toInteger(), qint64(750));
+    }
+
+    // The workbench keeps every run as `sluice run --out` does; a pipeline profile repeats its
+    // passes until minSeconds have passed and records its statistics.
+    void runsAreKeptInTheirFolder()
+    {
+        const QString folder = QString::fromStdString(dir()) + "/runs/kept";
+        {
+            RunSession session;
+            QSignalSpy finished(&session, &RunSession::finished);
+            RunSession::Options options;
+            options.runFolder = folder.toStdString();
+            options.checkpointDir = options.runFolder + "/checkpoints";
+            QCOMPARE(session.start(training(1), options), std::nullopt);
+            QVERIFY(finished.wait(120000));
+            QCOMPARE(finished[0][1].value<RunSession::Status>(), RunSession::Status::Ok);
+            for (const char *name : {"events.jsonl", "metrics.csv", "weights.npz", "project.sluice"})
+                QVERIFY2(QFile::exists(folder + "/" + name), name);
+            // The folder of an earlier run is never overwritten.
+            auto refused = session.start(training(1), options);
+            QVERIFY(refused && refused->contains("earlier run"));
+        }
+        nlohmann::json doc = trainingProject(mlpModel(), {}, 8);
+        doc.erase("model");
+        doc.erase("training");
+        RunSession session;
+        QSignalSpy finished(&session, &RunSession::finished);
+        QSignalSpy events(&session, &RunSession::runEvents);
+        RunSession::Options options;
+        options.runFolder = folder.toStdString() + "-profile";
+        options.minSeconds = 0.3;
+        options.statsInterval = 0.05;
+        QCOMPARE(session.start(project(doc), options), std::nullopt);
+        QVERIFY(finished.wait(60000));
+        const auto ends = ofType(allEvents(events), "run_end");
+        QCOMPARE(ends.size(), 1);
+        QVERIFY(ends[0].value("seconds").toDouble() >= 0.3);
+        const int passes = ends[0].value("passes").toInt();
+        QVERIFY(passes >= 1);
+        QCOMPARE(ends[0].value("elements").toInteger(), qint64(passes) * 250);
+        const std::string record = readFile(options.runFolder + "/events.jsonl");
+        QVERIFY(record.find("\"event\":\"stats\"") != std::string::npos);
+        QVERIFY(record.find("\"event\":\"run_end\"") != std::string::npos);
+    }
+
+    void pauseHoldsTheRunUntilResumed()
+    {
+        RunSession session;
+        QSignalSpy events(&session, &RunSession::runEvents);
+        QSignalSpy paused(&session, &RunSession::pausedChanged);
+        QSignalSpy finished(&session, &RunSession::finished);
+        RunSession::Options options;
+        options.stepEventInterval = 0;
+        QCOMPARE(session.start(training(1000), options), std::nullopt);
+        QTRY_VERIFY_WITH_TIMEOUT(!ofType(allEvents(events), "step").isEmpty(), 30000);
+        session.pause();
+        QVERIFY(session.isPaused());
+        QCOMPARE(paused.size(), 1);
+        QTest::qWait(200); // the step in flight ends and its events arrive
+        const qsizetype steps = ofType(allEvents(events), "step").size();
+        QTest::qWait(300);
+        QCOMPARE(ofType(allEvents(events), "step").size(), steps); // held
+        session.resume();
+        QTRY_VERIFY_WITH_TIMEOUT(ofType(allEvents(events), "step").size() > steps, 30000);
+        session.pause();
+        session.stop(); // a paused run stops too
+        QVERIFY(finished.wait(30000));
+        QCOMPARE(finished[0][1].value<RunSession::Status>(), RunSession::Status::Cancelled);
     }
 };
 

@@ -143,7 +143,18 @@ struct RunSession::Run
     }
 
     // Iterates the pipeline as `sluice run` does for a pipeline-only project.
-    void iterate(int passes)
+    // Worker thread: the pipeline's statistics into the run's record (events.jsonl), as
+    // `sluice run --profile --json` prints them.
+    void recordStats()
+    {
+        if (!record)
+            return;
+        nlohmann::json snapshot = pipe->snapshot().toJson();
+        snapshot["event"] = "stats";
+        record->onEvent(snapshot);
+    }
+
+    void iterate(int passes, double minSeconds, double statsInterval)
     {
         const auto start = std::chrono::steady_clock::now();
         const int observer = pipe->sink().subscribe([this](const pipeline::PipelineSnapshot &s) { setStats(s); });
@@ -152,8 +163,14 @@ struct RunSession::Run
         std::string failure;
         int pass = 1;
         std::uint64_t elements = 0;
+        auto lastRecord = start;
+        auto seconds = [](auto from) { return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count(); };
         for (;;) {
             waitWhilePaused();
+            if (record && seconds(lastRecord) >= statsInterval) {
+                recordStats();
+                lastRecord = std::chrono::steady_clock::now();
+            }
             if (cancel) {
                 outcome = Status::Cancelled;
                 break;
@@ -169,7 +186,7 @@ struct RunSession::Run
                 break;
             }
             if (!*r) {
-                if (pass >= passes || elements == 0)
+                if ((pass >= passes && seconds(start) >= minSeconds) || elements == 0)
                     break;
                 ++pass;
                 pipe->restart();
@@ -180,6 +197,7 @@ struct RunSession::Run
         pipe->sink().unsubscribe(observer);
         const pipeline::PipelineSnapshot snapshot = pipe->snapshot();
         setStats(snapshot);
+        recordStats();
         nlohmann::json endEvent{{"event", "run_end"},
                                 {"status", statusName(outcome).toStdString()},
                                 {"passes", pass},
@@ -191,13 +209,13 @@ struct RunSession::Run
         end(outcome, QString::fromStdString(failure));
     }
 
-    void work(int passes)
+    void work(const Options &options)
     {
         try {
             if (trainer)
                 train();
             else
-                iterate(passes);
+                iterate(options.passes, options.minSeconds, options.statsInterval);
         } catch (const std::exception &e) {
             end(Status::Failed, QStringLiteral("run: %1").arg(QString::fromUtf8(e.what())));
         } catch (...) {
@@ -268,6 +286,8 @@ std::optional<QString> RunSession::start(const Project &project, const Options &
     } else {
         if (options.passes < 1)
             return QStringLiteral("passes: must be at least 1 (got %1)").arg(options.passes);
+        if (options.minSeconds < 0)
+            return QStringLiteral("minSeconds: must not be negative (got %1)").arg(options.minSeconds);
         kind = Kind::Pipeline;
         pipeline::PipelineOptions pipelineOptions;
         pipelineOptions.statsInterval = std::chrono::milliseconds(std::max<std::int64_t>(10, std::int64_t(options.statsInterval * 1000)));
@@ -287,8 +307,7 @@ std::optional<QString> RunSession::start(const Project &project, const Options &
     run->id = ++m_lastRunId;
     m_kind = kind;
     Run *raw = run.get();
-    const int passes = options.passes;
-    run->thread = std::thread([raw, passes] { raw->work(passes); });
+    run->thread = std::thread([raw, options] { raw->work(options); });
     m_run = std::move(run);
     if (!m_timer.isActive())
         m_timer.start();

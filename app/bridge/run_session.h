@@ -50,6 +50,7 @@ public:
         double stepEventInterval = 0.1;  // training: seconds between "step" events (0: every step)
         double statsInterval = 0.5;      // seconds between pipeline statistics snapshots
         int passes = 1;                  // pipeline-only: passes over the pipeline
+        double minSeconds = 0;           // pipeline-only: keep starting passes until this long has passed
         std::optional<int> epochs;       // training: overrides training.epochs
         std::string checkpointDir;       // training: empty for no checkpoints
         // Where the run's record is kept, as `sluice run --out` writes it (events.jsonl,

@@ -33,7 +33,11 @@ int benchRead(const QStringList &arguments)
     parser.setApplicationDescription(
         "Gathers batches of rows from a memory-mapped .npy into a batch buffer, in file order or a fresh\n"
         "random order per pass, and reports samples/s and bytes/s against single-thread memcpy bandwidth\n"
-        "measured in the same run.");
+        "measured in the same run. The other benchmarks: 'sluice bench pipeline --help', 'sluice bench train --help'.\n\n"
+        "Examples:\n"
+        "  sluice bench read data/x.npy --order shuffled --batch 256 --threads 2 --seconds 10 --json\n"
+        "  sluice bench read data/x.npy --passes 1 --seed 3 --verify\n"
+        "  sluice bench read data/train.npz --member x --order sequential");
     const QCommandLineOption order("order", "sequential or shuffled.", "ORDER", "sequential");
     const QCommandLineOption batch("batch", "Rows per batch.", "N", "256");
     const QCommandLineOption threads("threads", "Threads (default: all cores).", "N", "0");

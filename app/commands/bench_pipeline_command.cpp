@@ -87,7 +87,8 @@ int benchPipeline(const QStringList &arguments)
     parser.setApplicationDescription(
         "Pipeline figures: the classic from_npy → global_shuffle → batch → prefetch over FILE (samples/s),\n"
         "and the per-element cost of an identity map stage, batched and unbatched.\n\n"
-        "Example:\n  sluice bench pipeline data/x.npy --batch 256 --threads 2 --seconds 5 --json");
+        "Examples:\n  sluice bench pipeline data/x.npy --batch 256 --threads 2 --seconds 5 --json\n"
+        "  sluice bench pipeline data/x.npy --map-chain 20   # a longer chain of identity maps for the overhead");
     parser.addPositionalArgument("pipeline", "The benchmark name.");
     parser.addPositionalArgument("FILE", "A .npy file of rows.");
     parser.addOption({"batch", "Rows per batch (default 256).", "N", "256"});

@@ -20,7 +20,9 @@ int benchTrain(const QStringList &arguments)
         "update, over batches generated before timing. With --run, the whole `sluice run` path instead:\n"
         "the Trainer on a from_npy -> global_shuffle -> batch -> prefetch pipeline over generated .npy\n"
         "files, one warm-up epoch of --steps batches, then one timed epoch.\n\n"
-        "Example:\n  sluice bench train --widths 784,512,512,10 --batch 256 --steps 50 --threads 2 --json");
+        "Examples:\n  sluice bench train --widths 784,512,512,10 --batch 256 --steps 50 --threads 2 --json\n"
+        "  sluice bench train --replicas 2 --warmup 5 --optimizer sgd --learning-rate 0.01 --activation tanh --seed 3\n"
+        "  sluice bench train --widths 64,64,1 --loss mse --run");
     parser.addPositionalArgument("train", "The benchmark name.");
     parser.addOption({"widths", "Layer widths, input first (default 128,256,10).", "LIST", "128,256,10"});
     parser.addOption({"batch", "Global batch (default 64).", "N", "64"});

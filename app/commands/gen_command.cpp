@@ -62,11 +62,13 @@ int gen(const QStringList &arguments)
 {
     QCommandLineParser parser;
     parser.setApplicationDescription(
-        "Writes a synthetic dataset, one .npy per feature and target, streamed to disk.\n"
+        "Writes a synthetic dataset, one .npy per feature and target, streamed to disk.\n\n"
+        "Examples:\n"
+        "  sluice gen regression --out data --rows 1000 --seed 7 --noise 0.5 --threads 2   # x.npy (1000, 16), y.npy (1000, 1)\n"
         "  sluice gen regression --out data --rows 1000000 --feature x:256 --feature meta:8:float16 --target y:4\n"
         "  sluice gen classification --out data --size 2G --feature image:28x28:uint8 --target label:10\n"
         "  sluice gen classification --out data --rows 60000 --feature x:20 --target label:3 --imbalance 0.9\n"
-        "  sluice gen sensors --out data --rows 20000 --timesteps 24 --channels 4 --anomalies 0.05\n"
+        "  sluice gen sensors --out data --rows 20000 --timesteps 24 --channels 4 --anomalies 0.05\n\n"
         "regression, classification: features are ~N(0,1) (floats), uniform in [0,100) (integers) or\n"
         "coin flips (bool); targets are a fixed random linear map of every feature plus noise (the\n"
         "argmax of it for classes). --imbalance P gives class 0 the share P of the rows and the other\n"

@@ -98,7 +98,11 @@ int inspect(const QStringList &arguments)
     parser.setApplicationDescription("What is inside .npy, .npz, TFRecord and CSV files: format version, dtype, shape, order,\n"
                                      "size; with --stats, min, max, sum, mean and NaN count from one parallel pass.\n"
                                      "TFRecord files: record count (CRCs checked) and each tf.train.Example feature.\n"
-                                     "CSV (.csv, .tsv): rows and each column's inferred dtype (with --stats, its summary).");
+                                     "CSV (.csv, .tsv): rows and each column's inferred dtype (with --stats, its summary).\n\n"
+                                     "Examples:\n"
+                                     "  sluice inspect data/x.npy data/train.npz data/part-0.tfrecord data/dump.csv\n"
+                                     "  sluice inspect --stats --threads 4 data/x.npy\n"
+                                     "  sluice inspect --stats --json data/*.npy > summary.jsonl");
     const QCommandLineOption stats("stats", "Compute min, max, sum, mean (float64, NaNs excluded) and nan_count.");
     const QCommandLineOption json("json", "Print one JSON object per file.");
     const QCommandLineOption threads("threads", "Threads for --stats (default: all cores).", "N", "0");

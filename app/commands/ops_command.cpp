@@ -64,7 +64,8 @@ std::string markdown()
 int ops(const QStringList &arguments)
 {
     QCommandLineParser parser;
-    parser.setApplicationDescription("Lists every pipeline op and its parameters.\n\nExample:\n  sluice ops --markdown > ops.md");
+    parser.setApplicationDescription("Lists every pipeline op and its parameters.\n\nExamples:\n  sluice ops\n  sluice ops --markdown > ops.md\n"
+                                     "  sluice ops --json > ops.json");
     parser.addOption({"json", "As JSON."});
     parser.addOption({"markdown", "As the Markdown reference page."});
     if (auto exit = cli::parseOrExit(parser, arguments))

@@ -48,7 +48,9 @@ int run(const QStringList &arguments)
         "  sluice run projects/regression.sluice --set training.optimizer.learning_rate=0.01 --set nodes.batch.batch_size=256\n"
         "  sluice run projects/regression.sluice --out runs/first --resume\n"
         "  mpirun -np 2 sluice run projects/regression.sluice --out runs/mpi\n"
-        "  sluice run projects/classic-pipeline.sluice --profile --seconds 10");
+        "  sluice run projects/regression.sluice --device cuda:0,1 --json > run.jsonl\n"
+        "  sluice run projects/classic-pipeline.sluice --profile --seconds 10\n"
+        "  sluice run projects/classic-pipeline.sluice --profile --node batch --threads 4 --seed 1 --ram-budget 2G --json --stats-interval 0.5");
     parser.addPositionalArgument("PROJECT", "The .sluice project file.");
     parser.addOption({"set", "Overrides a value of the project: a dotted key (training.epochs, training.optimizer.learning_rate) or "
                              "nodes.<id>.<param> for a pipeline stage; the value is JSON or text. Repeatable.", "key=value"});
@@ -56,7 +58,8 @@ int run(const QStringList &arguments)
     parser.addOption({"replicas", "Mirrored CPU replicas in this process (overrides training.replicas).", "N"});
     parser.addOption({"out", "Folder for the run's files: events.jsonl, metrics.csv, weights.npz, checkpoints/, project.sluice.", "DIR"});
     parser.addOption({"resume", "Continue the run in --out DIR from its newest checkpoint."});
-    parser.addOption({"profile", "Pipeline-only projects: print the per-stage table and the bottleneck at the end."});
+    parser.addOption({"profile", "Iterate the pipeline alone (a project with a model: its input pipeline, without training) and print "
+                                 "the per-stage table and the bottleneck at the end."});
     parser.addOption({"epochs", "Epochs to train (overrides training.epochs); pipeline-only: passes over the pipeline (default 1).", "N"});
     parser.addOption({"seconds", "Stop after S seconds, starting new passes as needed.", "S"});
     parser.addOption({"json", "One JSON object per line on stdout: periodic {\"event\": \"stats\"} and a final {\"event\": \"run_end\"}."});
@@ -82,11 +85,19 @@ int run(const QStringList &arguments)
         }
         project = std::move(*changed);
     }
-    if (!project->model.is_null())
+    // --profile on a project with a model profiles its input pipeline alone (no training).
+    if (!project->model.is_null() && !parser.isSet("profile")) {
+        for (const char *option : {"seconds", "node", "stats-interval", "ram-budget"})
+            if (parser.isSet(option)) {
+                cli::printError(std::string("--") + option, "applies to pipeline runs (--profile); training takes --epochs");
+                return cli::BadInput;
+            }
         return runTraining(parser, std::move(*project));
+    }
     for (const char *option : {"replicas", "resume", "out", "device"})
         if (parser.isSet(option)) {
-            cli::printError(std::string("--") + option, "applies to projects with a model; this project has a pipeline only");
+            cli::printError(std::string("--") + option, project->model.is_null() ? "applies to projects with a model; this project has a pipeline only"
+                                                                                  : "applies to training; --profile runs the pipeline alone");
             return cli::BadInput;
         }
     auto options = cli::pipelineOptions(parser);

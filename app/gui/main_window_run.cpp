@@ -62,6 +62,8 @@ void MainWindow::startRun()
     options.runFolder = newRunFolder().toStdString();
     if (training)
         options.checkpointDir = options.runFolder + "/checkpoints";
+    else
+        options.minSeconds = 10; // a profile long enough for the charts and the tuner to settle; Stop ends it sooner
     if (auto problem = m_session->start(m_document->project(), options)) {
         m_console->appendLog(widgets::LogLevel::Error, tr("Run not started: %1").arg(*problem));
         statusBar()->showMessage(tr("Run not started: %1").arg(*problem), 10000);

@@ -26,6 +26,15 @@ QString description(const QString &path)
     return QJsonDocument::fromJson(file.readAll()).object().value(QStringLiteral("description")).toString();
 }
 
+// The first sentence-ish of a description: cut at a word boundary, with an ellipsis.
+QString brief(const QString &text, int limit = 160)
+{
+    if (text.size() <= limit)
+        return text;
+    const int space = text.lastIndexOf(QLatin1Char(' '), limit);
+    return text.left(space > limit / 2 ? space : limit) + QStringLiteral("…");
+}
+
 QListWidget *projectList(QWidget *parent)
 {
     auto *list = new QListWidget(parent);
@@ -96,7 +105,7 @@ void WelcomePage::refresh()
     if (!folder.isEmpty()) {
         for (const QFileInfo &info : QDir(folder).entryInfoList({QStringLiteral("*.sluice")}, QDir::Files, QDir::Name)) {
             const QString about = description(info.absoluteFilePath());
-            auto *item = new QListWidgetItem(QStringLiteral("%1\n%2").arg(info.completeBaseName(), about.left(160)), m_examples);
+            auto *item = new QListWidgetItem(QStringLiteral("%1\n%2").arg(info.completeBaseName(), brief(about)), m_examples);
             item->setData(Qt::UserRole, info.absoluteFilePath());
             item->setToolTip(about);
         }

@@ -28,12 +28,16 @@ void ParamForm::setSpecs(const QList<ParamSpec> &specs, const ParamContext &cont
 
 void ParamForm::rebuild()
 {
-    for (Row &r : m_rows) {
-        delete r.label;
-        delete r.editor;
-        delete r.reset;
-        delete r.message;
-    }
+    // Later, not now: a rebuild is often caused by an edit of one of these editors (another layer
+    // class, another optimizer), and that editor is still inside its signal's emission.
+    for (Row &r : m_rows)
+        for (QWidget *w : {static_cast<QWidget *>(r.label), static_cast<QWidget *>(r.editor), static_cast<QWidget *>(r.reset),
+                           static_cast<QWidget *>(r.message)}) {
+            w->disconnect(this);
+            m_grid->removeWidget(w);
+            w->hide();
+            w->deleteLater();
+        }
     m_rows.clear();
     int gridRow = 0;
     for (const ParamSpec &spec : m_specs) {

@@ -2,6 +2,8 @@
 // shown as its JSON text rather than hidden.
 #include "model/json_list_model.h"
 
+#include <QBrush>
+#include <QColor>
 #include <QJsonDocument>
 
 namespace sluice::widgets {
@@ -61,6 +63,16 @@ void JsonListModel::replaceItem(int row, const QJsonObject &item)
     Q_EMIT dataChanged(index(0), index(int(m_items.size()) - 1));
 }
 
+void JsonListModel::setErrorRow(int row, const QString &message)
+{
+    const int before = m_errorRow;
+    m_errorRow = row;
+    m_errorMessage = message;
+    for (int r : {before, row})
+        if (r >= 0 && r < m_items.size())
+            Q_EMIT dataChanged(index(r), index(r), {Qt::ForegroundRole, Qt::ToolTipRole});
+}
+
 int JsonListModel::rowCount(const QModelIndex &parent) const
 {
     return parent.isValid() ? 0 : int(m_items.size());
@@ -78,7 +90,11 @@ QVariant JsonListModel::data(const QModelIndex &index, int role) const
             return QString::fromUtf8(QJsonDocument(QJsonArray{value}).toJson(QJsonDocument::Compact)).mid(1).chopped(1); // no [ ]
         return m_label ? m_label(object, index.row()) : object.value(QStringLiteral("name")).toString();
     case Qt::ToolTipRole:
+        if (index.row() == m_errorRow)
+            return m_errorMessage;
         return m_toolTip ? m_toolTip(object, index.row()) : QVariant();
+    case Qt::ForegroundRole:
+        return index.row() == m_errorRow ? QVariant(QBrush(QColor(0xd9, 0x36, 0x3e))) : QVariant();
     case ItemRole:
         return object;
     default:

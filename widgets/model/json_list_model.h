@@ -32,6 +32,8 @@ public:
     void insertItem(int row, const QJsonObject &item);
     void removeItem(int row);
     void replaceItem(int row, const QJsonObject &item);
+    // The row a check complained about, drawn in red with the message as its tooltip; -1: none.
+    void setErrorRow(int row, const QString &message);
 
     int rowCount(const QModelIndex &parent = {}) const override;
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
@@ -43,6 +45,8 @@ private:
     QJsonArray m_items;
     Labeler m_label;
     Labeler m_toolTip;
+    int m_errorRow = -1;
+    QString m_errorMessage;
 };
 
 } // namespace sluice::widgets

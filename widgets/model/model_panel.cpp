@@ -4,12 +4,14 @@
 #include "model/model_panel.h"
 
 #include "inspector/param_spec.h"
+#include "model/error_location.h"
 #include "model/model_behaviours.h"
 #include "model/object_list_editor.h"
 #include "model/training_editor.h"
 
 #include <QGroupBox>
 #include <QJsonArray>
+#include <QLabel>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QVBoxLayout>
@@ -33,7 +35,7 @@ QWidget *boxed(const QString &title, QWidget *content)
 } // namespace
 
 ModelPanel::ModelPanel(QWidget *parent)
-    : QWidget(parent), m_tabs(new QTabWidget), m_inputs(new ObjectListEditor(behaviours::inputs(&m_features, &m_shapes))),
+    : QWidget(parent), m_tabs(new QTabWidget), m_modelError(new QLabel), m_inputs(new ObjectListEditor(behaviours::inputs(&m_features, &m_shapes))),
       m_layers(new ObjectListEditor(behaviours::layers(&m_model))), m_outputs(new ObjectListEditor(behaviours::outputs(&m_model, &m_features))),
       m_training(new TrainingEditor)
 {
@@ -42,7 +44,15 @@ ModelPanel::ModelPanel(QWidget *parent)
     splitter->addWidget(boxed(tr("Layers"), m_layers));
     splitter->addWidget(boxed(tr("Outputs"), m_outputs));
     splitter->setStretchFactor(1, 2);
-    m_tabs->addTab(splitter, tr("Model"));
+    auto *modelPage = new QWidget;
+    auto *modelLayout = new QVBoxLayout(modelPage);
+    modelLayout->setContentsMargins(0, 0, 0, 0);
+    m_modelError->setWordWrap(true);
+    m_modelError->setStyleSheet(QStringLiteral("color: #d9363e;"));
+    m_modelError->hide();
+    modelLayout->addWidget(m_modelError);
+    modelLayout->addWidget(splitter, 1);
+    m_tabs->addTab(modelPage, tr("Model"));
     m_tabs->addTab(m_training, tr("Training"));
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -77,6 +87,38 @@ void ModelPanel::setFeatureShapes(const QMap<QString, QString> &shapeByFeature)
 void ModelPanel::setBatchSize(int globalBatchSize)
 {
     m_training->setBatchSize(globalBatchSize);
+}
+
+void ModelPanel::showError(const QString &what, const QString &reason)
+{
+    for (ObjectListEditor *e : {m_inputs, m_layers, m_outputs})
+        e->setErrors(-1, {});
+    m_training->showError({}, {});
+    m_modelError->clear();
+    m_modelError->hide();
+    if (reason.isEmpty())
+        return;
+    const ErrorLocation at = locateError(what, reason);
+    if (what.startsWith(QLatin1String("training"))) {
+        m_training->showError(at.trainingPath, reason);
+        return;
+    }
+    m_modelError->setText(what.isEmpty() ? reason : QStringLiteral("%1: %2").arg(what, reason));
+    m_modelError->show();
+    ObjectListEditor *list = at.list == QLatin1String("inputs")   ? m_inputs
+                             : at.list == QLatin1String("layers") ? m_layers
+                             : at.list == QLatin1String("outputs") ? m_outputs
+                                                                   : nullptr;
+    if (!list)
+        return;
+    int row = at.row;
+    for (qsizetype i = 0; row < 0 && !at.name.isEmpty() && i < list->items().size(); ++i)
+        if (list->items().at(i).toObject().value(QStringLiteral("name")).toString() == at.name)
+            row = int(i);
+    if (row < 0 || row >= list->items().size())
+        return;
+    // Next to the parameter when one is named, else next to the item's name.
+    list->setErrors(row, {{at.param.isEmpty() ? QStringLiteral("name") : at.param, reason}});
 }
 
 void ModelPanel::refresh()

@@ -13,6 +13,7 @@
 #include <QStringList>
 #include <QWidget>
 
+class QLabel;
 class QTabWidget;
 
 namespace sluice::widgets {
@@ -33,6 +34,10 @@ public:
     // ("[32]"), and the batch stage's batch_size (<= 0: none); both shown, the latter editable.
     void setFeatureShapes(const QMap<QString, QString> &shapeByFeature);
     void setBatchSize(int globalBatchSize);
+    // The last check's verdict on the model or training, as core's Error gives it (`what` such as
+    // "model: layers[2] (joined)" or "training.epochs", and the reason): shown in a banner and,
+    // where it can be placed, next to the editor concerned. An empty `reason` clears it.
+    void showError(const QString &what, const QString &reason);
 
     QJsonObject model() const { return m_model; }
     QTabWidget *tabs() const { return m_tabs; }
@@ -40,6 +45,7 @@ public:
     ObjectListEditor *layersEditor() const { return m_layers; }
     ObjectListEditor *outputsEditor() const { return m_outputs; }
     TrainingEditor *trainingEditor() const { return m_training; }
+    QLabel *modelErrorLabel() const { return m_modelError; }
 
 Q_SIGNALS:
     void modelEdited(const QJsonObject &model);
@@ -57,6 +63,7 @@ private:
     QStringList m_features;
     QMap<QString, QString> m_shapes;
     QTabWidget *m_tabs;
+    QLabel *m_modelError;
     ObjectListEditor *m_inputs;
     ObjectListEditor *m_layers;
     ObjectListEditor *m_outputs;

@@ -69,10 +69,10 @@ QStringList scheduleKinds()
 
 QList<ParamSpec> inputSpecs(const QString &shapeText)
 {
+    ParamSpec shape = spec("shape", "readonly", "", tr("The per-sample shape: the feature's shape without the batch dimension (from the pipeline)."));
+    shape.defaultValue = shapeText; // what the read-only row shows
     return {spec("name", "string", "", tr("The model input's name; layers list it in their inputs.")),
-            spec("feature", "feature", "", tr("The pipeline feature fed to this input (default: the input's name).")),
-            spec("shape", "readonly", shapeText.toUtf8().constData(),
-                 tr("The per-sample shape: the feature's shape without the batch dimension (from the pipeline).")) };
+            spec("feature", "feature", "", tr("The pipeline feature fed to this input (default: the input's name).")), shape};
 }
 
 QList<ParamSpec> layerParamSpecs(const QString &className)

@@ -92,6 +92,7 @@ void ObjectListEditor::setErrors(int row, const QMap<QString, QString> &errorsBy
 {
     m_errorRow = row;
     m_errors = errorsByParam;
+    m_model->setErrorRow(errorsByParam.isEmpty() ? -1 : row, errorsByParam.isEmpty() ? QString() : errorsByParam.first());
     m_form->setErrors(row == currentRow() ? m_errors : QMap<QString, QString>());
 }
 

@@ -8,6 +8,7 @@
 
 #include <QGroupBox>
 #include <QJsonArray>
+#include <QLabel>
 #include <QScrollArea>
 #include <QVBoxLayout>
 
@@ -29,11 +30,15 @@ void setOrRemove(QJsonObject &object, const QString &key, const QJsonValue &valu
 } // namespace
 
 TrainingEditor::TrainingEditor(QWidget *parent)
-    : QWidget(parent), m_run(new ParamForm), m_distribution(new ParamForm), m_batch(new ParamForm), m_optimizer(new ParamForm),
+    : QWidget(parent), m_error(new QLabel), m_run(new ParamForm), m_distribution(new ParamForm), m_batch(new ParamForm), m_optimizer(new ParamForm),
       m_schedule(new ParamForm), m_checkpoint(new ParamForm), m_validation(new ParamForm), m_weighting(new ParamForm)
 {
     auto *page = new QWidget;
     auto *layout = new QVBoxLayout(page);
+    m_error->setWordWrap(true);
+    m_error->setStyleSheet(QStringLiteral("color: #d9363e;"));
+    m_error->hide();
+    layout->addWidget(m_error);
     auto section = [&](const QString &title, std::initializer_list<ParamForm *> forms) {
         auto *box = new QGroupBox(title);
         auto *inner = new QVBoxLayout(box);
@@ -150,6 +155,36 @@ void TrainingEditor::refresh()
     }
     m_batch->setEnabled(m_batchSize > 0);
     m_batch->setToolTip(m_batchSize > 0 ? QString() : tr("The pipeline has no batch stage: add one to train."));
+}
+
+void TrainingEditor::showError(const QStringList &path, const QString &reason)
+{
+    for (ParamForm *f : {m_run, m_distribution, m_batch, m_optimizer, m_schedule, m_checkpoint, m_validation, m_weighting})
+        f->setErrors({});
+    m_error->setText(reason.isEmpty() ? QString() : QStringLiteral("training.%1: %2").arg(path.join(QLatin1Char('.')), reason));
+    m_error->setVisible(!reason.isEmpty());
+    if (reason.isEmpty() || path.isEmpty())
+        return;
+    // The form that shows the key: a member's own form, else the one listing it.
+    const QString first = path.at(0), second = path.value(1), third = path.value(2);
+    ParamForm *form = nullptr;
+    QString key = first;
+    if (first == QLatin1String("checkpoint") || first == QLatin1String("validation")) {
+        form = first == QLatin1String("checkpoint") ? m_checkpoint : m_validation;
+        key = second.isEmpty() ? form->specs().value(0).name : second;
+    } else if (first == QLatin1String("optimizer") && second == kLearningRate) {
+        form = m_schedule;
+        key = third.isEmpty() ? (m_schedule->editor(kLearningRate) ? kLearningRate : QStringLiteral("schedule")) : third;
+    } else if (first == QLatin1String("optimizer")) {
+        form = m_optimizer;
+        key = second.isEmpty() ? kType : second;
+    } else {
+        for (ParamForm *f : {m_run, m_distribution, m_optimizer, m_weighting})
+            if (f->editor(first))
+                form = f;
+    }
+    if (form)
+        form->setErrors({{key, reason}});
 }
 
 void TrainingEditor::emitEdited()

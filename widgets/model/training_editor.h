@@ -11,6 +11,8 @@
 #include <QJsonObject>
 #include <QWidget>
 
+class QLabel;
+
 namespace sluice::widgets {
 
 class ParamForm;
@@ -25,6 +27,10 @@ public:
     void setContext(const ParamContext &context);
     void setBatchSize(int globalBatchSize); // <= 0: the pipeline has no batch stage
     const QJsonObject &training() const { return m_training; }
+    // A check's message for the key at `path` ({"epochs"}, {"optimizer", "learning_rate",
+    // "decay_steps"}), shown in a banner and next to that key's editor; empty `reason` clears.
+    void showError(const QStringList &path, const QString &reason);
+    QLabel *errorLabel() const { return m_error; }
 
     ParamForm *runForm() const { return m_run; }
     ParamForm *distributionForm() const { return m_distribution; }
@@ -53,6 +59,7 @@ private:
     QJsonObject m_training;
     ParamContext m_context;
     int m_batchSize = 0;
+    QLabel *m_error;
     ParamForm *m_run, *m_distribution, *m_batch, *m_optimizer, *m_schedule, *m_checkpoint, *m_validation, *m_weighting;
 };
 

@@ -8,6 +8,8 @@
 #include "train/cuda/check.h"
 #include "train/cuda/device_util.cuh"
 
+#include <cstdint>
+#include <initializer_list>
 #include <type_traits>
 
 namespace sluice::train::cuda {
@@ -185,10 +187,10 @@ void activationBackward(Stream stream, ActivationKind kind, const float *preActi
     if (kind == ActivationKind::Softmax)
         return softmaxRowsBackward(stream, y, dy, dx, rows, cols);
     const std::int64_t n = rows * cols;
-    const bool vec = vectorizable(n, 4, {preActivation, y, dy, dx}); // elementwise: any row width
+    const bool vec = vectorizable(n, n, {preActivation, y, dy, dx}); // elementwise: only the count matters
     withKind(kind, [&](auto k) {
         constexpr Kind K = decltype(k)::value;
-        if (vec && n % 4 == 0)
+        if (vec)
             activationBackwardVec4Kernel<K><<<detail::elementwiseBlocks(n / 4), detail::kElementwiseThreads, 0, stream>>>(
                 reinterpret_cast<const float4 *>(preActivation), reinterpret_cast<const float4 *>(y), reinterpret_cast<const float4 *>(dy),
                 reinterpret_cast<float4 *>(dx), std::uint32_t(n / 4));

@@ -1,7 +1,8 @@
 #pragma once
 // Bias and activation kernels of the CUDA backend, with the CPU backend's semantics
 // (train/activations.cpp, the Dense layer's fused bias): on row-major [rows, cols] float arrays
-// in device memory, launched on `stream`. Plain C++ header; defined in activation_kernels.cu (elementwise) and row_kernels.cu.
+// in device memory, launched on `stream`. Plain C++ header; defined in activation_kernels.cu
+// (elementwise) and row_kernels.cu (softmax, column sums).
 
 #include "train/activations.h"
 #include "train/cuda/runtime.h"

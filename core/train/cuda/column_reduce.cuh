@@ -32,12 +32,9 @@ __global__ void columnPartialsKernel(Term term, std::int64_t rows, std::int64_t 
     const std::int64_t chunk = blockIdx.y, r0 = chunk * rowsPerChunk;
     const std::int64_t r1 = r0 + rowsPerChunk < rows ? r0 + rowsPerChunk : rows;
     double acc[Outputs] = {};
-    if (c < cols) {
-        // Unrolled so that several rows' loads are in flight before their sums need them.
-#pragma unroll 4
+    if (c < cols)
         for (std::int64_t r = r0 + threadIdx.y; r < r1; r += kReduceRowGroups)
             term(r, c, acc);
-    }
     for (int o = 0; o < Outputs; ++o)
         part[o][threadIdx.y][threadIdx.x] = acc[o];
     __syncthreads();
