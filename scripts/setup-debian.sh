@@ -15,7 +15,7 @@ packages=(
   xvfb xauth python3 python3-numpy python3-torch
   # packaging: PNG icons from the SVG, run paths of the relocatable bundle, the .deb's
   # dependencies (dpkg-shlibdeps) and the desktop entry check
-  librsvg2-bin patchelf dpkg-dev desktop-file-utils
+  librsvg2-bin patchelf dpkg-dev file desktop-file-utils
 )
 
 missing=()

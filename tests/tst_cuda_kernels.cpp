@@ -303,7 +303,7 @@ void TestCudaKernels::columnSums()
                 accumulated[std::size_t(c)] += dz[std::size_t(r) * cols + c];
                 exact[std::size_t(c)] += dz[std::size_t(r) * cols + c];
             }
-        std::vector<float> exactSums(exact.begin(), exact.end()), exactAccumulated(std::size_t(cols));
+        std::vector<float> exactSums(exact.begin(), exact.end()), exactAccumulated(static_cast<std::size_t>(cols));
         for (int c = 0; c < cols; ++c)
             exactAccumulated[std::size_t(c)] = float(double(start[std::size_t(c)]) + exact[std::size_t(c)]);
         const double cpuRounding = 1e-5 * std::max(1.0, rows / 1000.0);

@@ -29,6 +29,8 @@
 #include <QUndoView>
 #include <QVBoxLayout>
 
+#include <set>
+
 // The icons live in sluice_gui, a static library: its resources must be registered by hand.
 static void initResources() { Q_INIT_RESOURCE(sluice); }
 
@@ -156,6 +158,11 @@ void MainWindow::buildDocks()
     connect(m_modelPanel, &widgets::ModelPanel::trainingEdited, this, [this](const QJsonObject &training) {
         if (m_document)
             m_document->setTraining(training);
+    });
+    // The global batch size belongs to the pipeline's batch stage (core reads it there).
+    connect(m_modelPanel, &widgets::ModelPanel::batchSizeEdited, this, [this](int batchSize) {
+        if (const QString batch = batchStage(); m_document && !batch.isEmpty())
+            m_document->setParameter(batch, QStringLiteral("batch_size"), batchSize);
     });
     tabifyDockWidget(m_inspectorDock, m_modelDock);
     m_inspectorDock->raise();
@@ -300,6 +307,31 @@ void MainWindow::onValidated(const widgets::ProjectCheck &check)
     refreshModelPanel();
 }
 
+QString MainWindow::batchStage() const
+{
+    // The one batch stage upstream of the pipeline's output (none, or several: nothing to edit).
+    if (!m_document)
+        return {};
+    const Project &project = m_document->project();
+    auto output = project.outputNode();
+    if (!output)
+        return {};
+    QStringList found;
+    std::vector<std::string> stack{*output};
+    std::set<std::string> seen;
+    while (!stack.empty()) {
+        const std::string id = stack.back();
+        stack.pop_back();
+        if (!seen.insert(id).second)
+            continue;
+        if (const PipelineNode *node = project.findNode(id); node && node->op == "batch")
+            found << QString::fromStdString(id);
+        for (const std::string &input : project.inputsOf(id))
+            stack.push_back(input);
+    }
+    return found.size() == 1 ? found.front() : QString();
+}
+
 void MainWindow::refreshModelPanel()
 {
     // Only when something it shows changed: re-setting a panel the user is typing in would
@@ -317,6 +349,13 @@ void MainWindow::refreshModelPanel()
         m_shownTraining = training;
         m_modelPanel->setTraining(training);
     }
+    if (const QString batch = batchStage(); !batch.isEmpty()) {
+        const nlohmann::json &size = m_document->project().findNode(batch.toStdString())->params.value("batch_size", nlohmann::json());
+        if (size.is_number_integer())
+            m_modelPanel->setBatchSize(size.get<int>());
+    }
+    if (auto output = m_document->project().outputNode(); output.ok())
+        m_modelPanel->setFeatureShapes(m_check.stages.value(QString::fromStdString(*output)).featureTypes);
 }
 
 void MainWindow::updateTitle()

@@ -112,6 +112,7 @@ private:
     QStringList featuresOfInputs(const QString &nodeId) const;
     QStringList outputFeatures() const;
     void refreshModelPanel();
+    QString batchStage() const;
     // main_window_actions.cpp
     void createActions();
     void createMenus();

@@ -7,6 +7,7 @@
 #include "charts/charts_panel.h"
 #include "console/run_console.h"
 #include "document/project_document.h"
+#include "model/model_panel.h"
 #include "preview/preview_panel.h"
 #include "telemetry/cpu_usage.h"
 #include "telemetry/nvml_telemetry.h"
@@ -66,11 +67,19 @@ void MainWindow::startRun()
         options.minSeconds = 10; // a profile long enough for the charts and the tuner to settle; Stop ends it sooner
     if (auto problem = m_session->start(m_document->project(), options)) {
         m_console->appendLog(widgets::LogLevel::Error, tr("Run not started: %1").arg(*problem));
+        // Errors about the model or training ("model: layers[2] (joined): …") point into the panel.
+        const int colon = problem->indexOf(QStringLiteral(": "));
+        if (training && colon > 0 && (problem->startsWith(QLatin1String("model")) || problem->startsWith(QLatin1String("training")))) {
+            m_modelPanel->showError(problem->left(colon), problem->mid(colon + 2));
+            m_modelDock->show();
+            m_modelDock->raise();
+        }
         statusBar()->showMessage(tr("Run not started: %1").arg(*problem), 10000);
         m_consoleDock->show();
         m_consoleDock->raise();
         return;
     }
+    m_modelPanel->showError({}, {}); // an earlier refusal no longer applies
     m_lastRunFolder = QString::fromStdString(options.runFolder);
     const QString label = QFileInfo(m_lastRunFolder).fileName();
     m_charts->beginRun(m_session->runId(), label);

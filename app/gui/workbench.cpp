@@ -1,5 +1,8 @@
 #include "gui/workbench.h"
 
+#include "canvas/node_item.h"
+#include "canvas/pipeline_scene.h"
+#include "document/project_document.h"
 #include "gui/main_window.h"
 #include "gui/theme.h"
 
@@ -68,6 +71,18 @@ namespace {
 // --screenshot: the window as it is now, then quit (exit 1 when the picture or the run failed).
 void takeScreenshot(MainWindow &window, const QString &file, bool runFailed)
 {
+    // A picture of the workbench in use: the bottleneck stage (else the last one) selected, so
+    // the inspector shows its parameters.
+    if (window.scene() && window.document()) {
+        QString pick;
+        for (const QString &id : window.document()->nodeIds()) {
+            pick = id;
+            if (widgets::NodeItem *item = window.scene()->node(id); item && item->isBottleneck())
+                break;
+        }
+        if (!pick.isEmpty())
+            window.scene()->selectNodes({pick});
+    }
     QApplication::processEvents();
     const bool saved = window.grab().save(file);
     if (!saved)

@@ -122,7 +122,7 @@ Status ProjectDocument::save(const QString &path)
 }
 
 template <typename Edit>
-void ProjectDocument::edit(const QString &text, Edit &&change)
+void ProjectDocument::edit(const QString &text, Edit &&change, const QString &mergeKey)
 {
     json before = state();
     json after = before;
@@ -132,7 +132,7 @@ void ProjectDocument::edit(const QString &text, Edit &&change)
     // Check the result before it enters the stack: an edit that core would refuse is a bug here.
     if (!Project::fromJson(after, folder().toStdString(), "edit").ok())
         return;
-    m_undo.push(new SnapshotCommand(this, text, std::move(before), std::move(after)));
+    m_undo.push(new SnapshotCommand(this, text, std::move(before), std::move(after), mergeKey));
 }
 
 void ProjectDocument::restore(const nlohmann::json &document)
@@ -267,7 +267,7 @@ void ProjectDocument::setParameter(const QString &id, const QString &name, const
             else
                 params[name.toStdString()] = toJson(value);
         }
-    });
+    }, QStringLiteral("param:%1.%2").arg(id, name));
 }
 
 void ProjectDocument::setModel(const QJsonObject &model)

@@ -91,7 +91,7 @@ Q_SIGNALS:
 private:
     // Applies `edit` to a copy of the state and pushes it as one undoable step named `text`.
     template <typename Edit>
-    void edit(const QString &text, Edit &&change);
+    void edit(const QString &text, Edit &&change, const QString &mergeKey = {});
     QString uniqueId(const QString &base) const;
     void ensurePositions();
 

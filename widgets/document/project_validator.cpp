@@ -23,6 +23,7 @@ void attribute(const std::string &message, QMap<QString, StageCheck> &stages, co
     stage.parameter = match.hasMatch() ? match.captured(2).section(QLatin1Char('.'), 0, 0) : QString();
     stage.features.clear();
     stage.featureNames.clear();
+    stage.featureTypes.clear();
 }
 
 } // namespace
@@ -52,8 +53,11 @@ ProjectCheck checkProject(const Project &project)
         }
         StageCheck &stage = check.stages[qid];
         stage.features = QString::fromStdString((*built)->elementSpec().text());
-        for (const auto &feature : (*built)->elementSpec().features)
+        for (const auto &feature : (*built)->elementSpec().features) {
             stage.featureNames << QString::fromStdString(feature.name);
+            stage.featureTypes.insert(QString::fromStdString(feature.name),
+                                      QString::fromStdString(feature.type.name() + " " + pipeline::shapeText(feature.shape)));
+        }
     }
     return check;
 }

@@ -27,6 +27,7 @@ struct StageCheck
     QString parameter; // the parameter the error names, when it names one
     QString features;  // what the stage emits, "{x: float32 (8,)}", when it builds
     QStringList featureNames;
+    QMap<QString, QString> featureTypes; // name → "float32 (8,)"
 };
 
 struct ProjectCheck

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <QString>
 #include <QUndoCommand>
 
 namespace sluice::widgets {
@@ -16,13 +17,19 @@ class ProjectDocument;
 class SnapshotCommand : public QUndoCommand
 {
 public:
-    SnapshotCommand(ProjectDocument *document, const QString &text, nlohmann::json before, nlohmann::json after);
+    // Edits with the same non-empty `mergeKey` made within a second of each other become one step
+    // (a spin box's arrows or wheel commit on every step; undo should not replay each).
+    SnapshotCommand(ProjectDocument *document, const QString &text, nlohmann::json before, nlohmann::json after, QString mergeKey = {});
     void undo() override;
     void redo() override;
+    int id() const override { return m_mergeKey.isEmpty() ? -1 : 1; }
+    bool mergeWith(const QUndoCommand *other) override;
 
 private:
     ProjectDocument *m_document;
     nlohmann::json m_before, m_after;
+    QString m_mergeKey;
+    qint64 m_madeAtMs;
 };
 
 } // namespace sluice::widgets
