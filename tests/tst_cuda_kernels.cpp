@@ -524,7 +524,8 @@ void TestCudaKernels::layerNormalization_data()
     QTest::addColumn<int>("features");
     QTest::newRow("gamma and beta") << true << 96;
     QTest::newRow("gamma and beta, wide") << true << 3001;
-    QTest::newRow("gamma and beta, 1000 in registers") << true << 1000;
+    QTest::newRow("gamma and beta, 1000") << true << 1000;
+    QTest::newRow("gamma and beta, 5000: too wide to fuse") << true << 5000;
     QTest::newRow("neither") << false << 17;
 }
 
@@ -573,6 +574,12 @@ void TestCudaKernels::layerNormalization()
     if (scaleAndCenter) {
         EXPECT_CLOSE(QStringLiteral("layer norm dGamma"), gDGamma.download(m_stream), dGamma, kFp32);
         EXPECT_CLOSE(QStringLiteral("layer norm dBeta"), gDBeta.download(m_stream), dBeta, kFp32);
+        // Without dx (the layer's input needs no gradient) the parameter gradients come alone.
+        gDGamma.upload(dGamma0, m_stream);
+        gDBeta.upload(dBeta0, m_stream);
+        cuda::layerNormBackward(m_stream, gX.data(), gamma_, gStats.data(), gDy.data(), nullptr, gDGamma.data(), gDBeta.data(), rows, features);
+        EXPECT_CLOSE(QStringLiteral("layer norm dGamma without dx"), gDGamma.download(m_stream), dGamma, kFp32);
+        EXPECT_CLOSE(QStringLiteral("layer norm dBeta without dx"), gDBeta.download(m_stream), dBeta, kFp32);
     }
 }
 

@@ -57,6 +57,7 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     connect(m_welcome, &WelcomePage::newProjectRequested, this, &MainWindow::newProject);
     connect(m_welcome, &WelcomePage::openRequested, this, &MainWindow::open);
     connect(m_welcome, &WelcomePage::openPathRequested, this, [this](const QString &path) { openProject(path); });
+    connect(m_welcome, &WelcomePage::openExampleRequested, this, [this](const QString &path) { openExample(path); });
 
     m_session = new bridge::RunSession(this);
     connect(m_session, &bridge::RunSession::runEvents, this, &MainWindow::onRunEvents);

@@ -65,6 +65,9 @@ public:
 
     // Opens a project file; a broken or newer file shows what is wrong and changes nothing.
     bool openProject(const QString &path);
+    // Opens an example project; examples installed read-only (a package's share/sluice/projects)
+    // are first copied to the user's documents ("Sluice examples"), where data and runs can be written.
+    bool openExample(const QString &path);
     // Offers any autosaved work left by a session that crashed (called once at start).
     void offerRecovery();
     // The dock sizes of a first start (no remembered layout): the canvas gets the room.

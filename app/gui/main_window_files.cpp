@@ -16,6 +16,7 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QSettings>
+#include <QStandardPaths>
 #include <QStatusBar>
 
 namespace sluice::gui {
@@ -61,6 +62,27 @@ bool MainWindow::openProject(const QString &path)
     RecentProjects::add(path);
     statusBar()->showMessage(tr("Opened %1").arg(QDir::toNativeSeparators(path)), 5000);
     return true;
+}
+
+bool MainWindow::openExample(const QString &path)
+{
+    const QFileInfo info(path);
+    if (QFileInfo(info.absolutePath()).isWritable())
+        return openProject(path);
+    const QDir copies(QDir(QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)).filePath(QStringLiteral("Sluice examples")));
+    if (!copies.mkpath(QStringLiteral("."))) {
+        m_console->appendLog(widgets::LogLevel::Error, tr("Cannot create %1 for the example projects").arg(QDir::toNativeSeparators(copies.path())));
+        return openProject(path);
+    }
+    // Every example and its README, never over a copy the user has already changed.
+    const QDir source(info.absolutePath());
+    for (const QString &name : source.entryList({QStringLiteral("*.sluice"), QStringLiteral("README.md")}, QDir::Files))
+        if (!QFileInfo::exists(copies.filePath(name)))
+            QFile::copy(source.filePath(name), copies.filePath(name));
+    statusBar()->showMessage(tr("Examples copied to %1: their data and runs are written there (see README.md there to generate the data)")
+                                 .arg(QDir::toNativeSeparators(copies.path())),
+                             15000);
+    return openProject(copies.filePath(info.fileName()));
 }
 
 bool MainWindow::save()

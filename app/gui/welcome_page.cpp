@@ -73,8 +73,8 @@ WelcomePage::WelcomePage(QWidget *parent) : QWidget(parent)
 
     m_examples = projectList(this);
     m_recent = projectList(this);
-    for (QListWidget *list : {m_examples, m_recent})
-        connect(list, &QListWidget::itemActivated, this, [this](QListWidgetItem *item) { Q_EMIT openPathRequested(item->data(Qt::UserRole).toString()); });
+    connect(m_examples, &QListWidget::itemActivated, this, [this](QListWidgetItem *item) { Q_EMIT openExampleRequested(item->data(Qt::UserRole).toString()); });
+    connect(m_recent, &QListWidget::itemActivated, this, [this](QListWidgetItem *item) { Q_EMIT openPathRequested(item->data(Qt::UserRole).toString()); });
 
     auto *buttons = new QHBoxLayout;
     buttons->addWidget(newButton);

@@ -27,6 +27,7 @@ Q_SIGNALS:
     void newProjectRequested();
     void openRequested();
     void openPathRequested(const QString &path);
+    void openExampleRequested(const QString &path);
 
 private:
     QListWidget *m_examples;
