@@ -79,9 +79,30 @@ std::optional<std::string> RunOutput::open()
     return std::nullopt;
 }
 
+namespace {
+
+// "GPU0 87% 12.3/80.0 GiB  GPU1 …" for the terminal's progress line.
+std::string gpuSummary(const nlohmann::json &event)
+{
+    std::string text;
+    for (const auto &d : event.value("devices", nlohmann::json::array())) {
+        char part[96];
+        const auto number = [&](const char *key) { return d.contains(key) && d[key].is_number() ? d[key].get<double>() : -1.0; };
+        std::snprintf(part, sizeof part, "%sGPU%d %.0f%% %.1f/%.1f GiB", text.empty() ? "" : "  ", d.value("index", 0), number("utilization_percent"),
+                      number("memory_used_bytes") / double(1ull << 30), number("memory_total_bytes") / double(1ull << 30));
+        text += part;
+    }
+    return text;
+}
+
+} // namespace
+
 void RunOutput::onEvent(const nlohmann::json &event)
 {
+    std::lock_guard lock(m_mutex);
     const std::string type = event.value("event", "");
+    if (type == "gpu")
+        m_gpuSummary = gpuSummary(event);
     if (m_events) {
         std::fputs((event.dump() + "\n").c_str(), m_events);
         std::fflush(m_events);
@@ -144,9 +165,10 @@ void RunOutput::drawProgress(const nlohmann::json &event)
         bar = "[" + std::string(std::size_t(filled), '#') + std::string(std::size_t(width - filled), '.') + "] " + std::to_string(batch) + "/" +
               std::to_string(batches) + "  ";
     }
-    char line[256];
-    std::snprintf(line, sizeof line, "epoch %d/%d  %sstep %lld  loss %.5g  %s samples/s", event.value("epoch", 0), m_options.epochs, bar.c_str(),
-                  static_cast<long long>(event.value("step", 0)), event.value("loss", 0.0), humanCount(event.value("samples_per_s", 0.0)).c_str());
+    char line[640];
+    std::snprintf(line, sizeof line, "epoch %d/%d  %sstep %lld  loss %.5g  %s samples/s%s%s", event.value("epoch", 0), m_options.epochs, bar.c_str(),
+                  static_cast<long long>(event.value("step", 0)), event.value("loss", 0.0), humanCount(event.value("samples_per_s", 0.0)).c_str(),
+                  m_gpuSummary.empty() ? "" : "  ", m_gpuSummary.c_str());
     std::fprintf(stderr, "\r\033[K%s", line);
     m_progressShown = true;
 }

@@ -3,11 +3,13 @@
 // and --out DIR/events.jsonl), the per-epoch metrics as CSV (rewritten atomically after each
 // epoch, kept across --resume), a progress line on a terminal, epoch lines otherwise.
 //
-// Threading: the training thread only.
+// Threading: onEvent() may be called from several threads (the training thread, the GPU
+// sampler's); calls are serialised by a mutex.
 
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <mutex>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -44,6 +46,8 @@ private:
     bool m_terminal = false, m_progressShown = false;
     std::vector<std::string> m_columns;
     std::vector<std::string> m_rows; // CSV lines without the header
+    std::string m_gpuSummary;        // the latest "gpu" event, for the progress line
+    std::mutex m_mutex;              // serialises onEvent()
 };
 
 } // namespace sluice::cli

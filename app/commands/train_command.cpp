@@ -4,6 +4,7 @@
 
 #include "cli/cli_support.h"
 #include "cli/run_output.h"
+#include "telemetry/gpu_sampler.h"
 #include "io/atomic_file.h"
 #include "train/mpi_reducer.h"
 #include "train/trainer.h"
@@ -126,7 +127,12 @@ int runTraining(const QCommandLineParser &parser, Project project)
     options.resume = resume;
     options.reducer = reducer.get();
     options.cancelFlag = &g_cancel;
-    options.onEvent = [&output](const nlohmann::json &e) { output.onEvent(e); };
+    std::unique_ptr<telemetry::GpuSampler> gpus;
+    options.onEvent = [&output, &gpus](const nlohmann::json &e) {
+        if (gpus && e.value("event", std::string()) == "run_end")
+            gpus.reset(); // run_end stays the stream's last event
+        output.onEvent(e);
+    };
     auto trainer = train::Trainer::create(project, *config, options);
     if (!trainer) {
         report(trainer.error());
@@ -143,12 +149,18 @@ int runTraining(const QCommandLineParser &parser, Project project)
                 (void)file->commit();
     }
 
+    // GPU telemetry into the same stream (~10 samples a second) where NVML finds a GPU; rank 0
+    // only, as it alone prints and writes.
+    if (rank == 0)
+        gpus = std::make_unique<telemetry::GpuSampler>([&output](const nlohmann::json &e) { output.onEvent(e); });
+
     g_cancel = false;
     auto previousInt = std::signal(SIGINT, onTrainingInterrupt);
     auto previousTerm = std::signal(SIGTERM, onTrainingInterrupt);
     const train::RunOutcome outcome = (*trainer)->run();
     std::signal(SIGINT, previousInt);
     std::signal(SIGTERM, previousTerm);
+    gpus.reset(); // no samples after the run's last event
 
     if (rank == 0 && !outDir.empty() && outcome.status != train::RunStatus::Failed) {
         if (auto s = (*trainer)->model().saveWeights(outDir + "/weights.npz", (*trainer)->weights()); !s.ok()) {
