@@ -68,15 +68,6 @@ __global__ void columnFinishKernel(const double *partial, std::int64_t chunks, s
         }
 }
 
-// The second pass alone, for kernels that write partial[o][chunk][c] themselves.
-template <int Outputs>
-void finishColumns(Stream stream, const double *partial, std::int64_t chunks, std::int64_t cols, ColumnOutputs<Outputs> outs, bool accumulate)
-{
-    const std::int64_t blocks = (cols + 255) / 256;
-    columnFinishKernel<Outputs><<<unsigned(blocks < 65535 ? blocks : 65535), 256, 0, stream>>>(partial, chunks, cols, outs, accumulate);
-    SLUICE_CUDA_CHECK_LAUNCH();
-}
-
 // Runs both passes on `stream`, the partials in stream-ordered scratch memory.
 template <int Outputs, typename Term>
 void reduceColumns(Stream stream, Term term, std::int64_t rows, std::int64_t cols, ColumnOutputs<Outputs> outs, bool accumulate)
@@ -94,7 +85,9 @@ void reduceColumns(Stream stream, Term term, std::int64_t rows, std::int64_t col
     } else {
         SLUICE_CUDA_CHECK(cudaMemsetAsync(partial, 0, std::size_t(Outputs * cols) * sizeof(double), stream));
     }
-    finishColumns<Outputs>(stream, partial, chunks, cols, outs, accumulate);
+    const std::int64_t blocks = (cols + 255) / 256;
+    columnFinishKernel<Outputs><<<unsigned(blocks < 65535 ? blocks : 65535), 256, 0, stream>>>(partial, chunks, cols, outs, accumulate);
+    SLUICE_CUDA_CHECK_LAUNCH();
     SLUICE_CUDA_CHECK(cudaFreeAsync(partial, stream));
 }
 
