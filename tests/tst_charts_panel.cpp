@@ -12,6 +12,8 @@
 #include <QFile>
 #include <QJsonDocument>
 #include <QTemporaryDir>
+#include "support/test_support.h"
+
 #include <QtTest>
 
 using namespace sluice;
@@ -20,14 +22,7 @@ using namespace sluice::widgets;
 namespace {
 
 // Events from short JSON text, one object per line (the form of events.jsonl).
-QList<QJsonObject> events(const QByteArray &lines)
-{
-    QList<QJsonObject> list;
-    for (const QByteArray &line : lines.split('\n'))
-        if (!line.trimmed().isEmpty())
-            list.append(QJsonDocument::fromJson(line).object());
-    return list;
-}
+QList<QJsonObject> events(const QByteArray &lines) { return sluice::test::jsonObjectLines(lines); }
 
 QJsonObject object(const QByteArray &json) { return QJsonDocument::fromJson(json).object(); }
 

@@ -10,20 +10,16 @@
 #include <QPlainTextEdit>
 #include <QSignalSpy>
 #include <QTextBlock>
+#include "support/test_support.h"
+
 #include <QtTest>
 
 using namespace sluice::widgets;
 
 namespace {
 
-QList<QJsonObject> events(const QByteArray &lines)
-{
-    QList<QJsonObject> list;
-    for (const QByteArray &line : lines.split('\n'))
-        if (!line.trimmed().isEmpty())
-            list.append(QJsonDocument::fromJson(line).object());
-    return list;
-}
+// Events from short JSON text, one object per line (the form of events.jsonl).
+QList<QJsonObject> events(const QByteArray &lines) { return sluice::test::jsonObjectLines(lines); }
 
 const QByteArray okRun = R"json(
 {"event": "run_start", "epochs": 2, "replicas": 2, "processes": 1, "reducer": "in-process", "optimizer": "adam", "model": "Layer (class)  Output shape  Param #\nTotal params: 10\n", "start_step": 0}

@@ -1,5 +1,7 @@
 #include "support/test_support.h"
 
+#include <QJsonDocument>
+
 #include <QFile>
 #include <QProcess>
 #include <QtTest>
@@ -90,6 +92,15 @@ ProcessResult runSluice(const QStringList &args, const QString &workingDir)
     r.out = QString::fromUtf8(p.readAllStandardOutput());
     r.err = QString::fromUtf8(p.readAllStandardError());
     return r;
+}
+
+QList<QJsonObject> jsonObjectLines(const QByteArray &lines)
+{
+    QList<QJsonObject> list;
+    for (const QByteArray &line : lines.split('\n'))
+        if (!line.trimmed().isEmpty())
+            list.append(QJsonDocument::fromJson(line).object());
+    return list;
 }
 
 } // namespace sluice::test

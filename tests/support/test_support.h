@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <QJsonObject>
+#include <QList>
 #include <QString>
 #include <QStringList>
 
@@ -26,6 +28,8 @@ double jsonNumber(const nlohmann::json &value);
 
 void writeFile(const std::string &path, const std::string &bytes);
 std::string readFile(const std::string &path);
+// Events from JSON text, one object per line (the form of events.jsonl); blank lines skipped.
+QList<QJsonObject> jsonObjectLines(const QByteArray &lines);
 
 // A Python interpreter that can import numpy, or nothing (tests that need it then QSKIP).
 std::optional<QString> numpyPython();
