@@ -127,7 +127,9 @@ private Q_SLOTS:
         session.stop(); // nothing to stop: harmless
     }
 
-    void badProjectIsReportedByStart_data()
+    // A project that does not build is built on the run's thread: the run ends failed with the
+    // message naming what is wrong, and no step or statistics are reported.
+    void badProjectEndsTheRunWithTheReason_data()
     {
         QTest::addColumn<QString>("what");
         QTest::addColumn<QString>("expected");
@@ -135,7 +137,7 @@ private Q_SLOTS:
         QTest::newRow("missing file") << "file" << "nothing.npy";
         QTest::newRow("bad pipeline param") << "pipeline" << "batch_size";
     }
-    void badProjectIsReportedByStart()
+    void badProjectEndsTheRunWithTheReason()
     {
         QFETCH(QString, what);
         QFETCH(QString, expected);
@@ -153,14 +155,34 @@ private Q_SLOTS:
         QSignalSpy events(&session, &RunSession::runEvents);
         QSignalSpy stats(&session, &RunSession::pipelineStats);
         QSignalSpy finished(&session, &RunSession::finished);
-        const auto error = session.start(project(doc));
-        QVERIFY(error.has_value());
-        QVERIFY2(error->contains(expected), qPrintable(*error));
+        QCOMPARE(session.start(project(doc)), std::nullopt);
+        QVERIFY(finished.wait(30000));
+        QCOMPARE(finished[0][1].value<RunSession::Status>(), RunSession::Status::Failed);
+        const QString message = finished[0][2].toString();
+        QVERIFY2(message.contains(expected), qPrintable(message));
+        QVERIFY(!session.isRunning());
+        QCOMPARE(stats.size(), 0);
+        const auto all = allEvents(events);
+        QCOMPARE(all.size(), 1);
+        QCOMPARE(all[0].value("event").toString(), QString("run_end"));
+        QCOMPARE(all[0].value("status").toString(), QString("failed"));
+    }
+
+    // What start() itself refuses: nothing starts and no signal follows.
+    void badSettingsAreRefusedByStart()
+    {
+        RunSession session;
+        QSignalSpy finished(&session, &RunSession::finished);
+        RunSession::Options options;
+        options.epochs = 0;
+        auto error = session.start(training(1), options);
+        QVERIFY(error && error->contains("epochs"));
+        nlohmann::json doc = trainingProject(mlpModel(), {{"epochs", "many"}}, 4);
+        error = session.start(project(doc));
+        QVERIFY(error && error->contains("training.epochs"));
         QVERIFY(!session.isRunning());
         QCOMPARE(session.runId(), quint64(0));
-        QTest::qWait(150);
-        QCOMPARE(events.size(), 0);
-        QCOMPARE(stats.size(), 0);
+        QTest::qWait(100);
         QCOMPARE(finished.size(), 0);
     }
 
@@ -193,9 +215,8 @@ private Q_SLOTS:
         QCOMPARE(session.start(training(1000)), std::nullopt);
         const quint64 first = session.runId();
         QVERIFY(events.wait(20000));
-        // A failed start changes nothing: the run in progress goes on.
-        nlohmann::json bad = trainingProject(mlpModel(), {{"epochs", 1}}, 4);
-        bad["model"]["layers"][0]["units"] = -1;
+        // A refused start changes nothing: the run in progress goes on.
+        nlohmann::json bad = trainingProject(mlpModel(), {{"epochs", "many"}}, 4);
         QVERIFY(session.start(project(bad)).has_value());
         QCOMPARE(session.runId(), first);
         QVERIFY(session.isRunning());

@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <exception>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -34,7 +35,11 @@ QJsonObject toQt(const nlohmann::json &j)
 struct RunSession::Run
 {
     quint64 id = 0;
-    std::unique_ptr<train::Trainer> trainer;     // training runs; used by the worker, cancelled from the owner
+    // Built on the worker thread (opening a large pipeline, a normalize that reads its data, must
+    // not hold the window), then used there; the owner only cancels them, under `objectsMutex`.
+    std::function<std::optional<Error>(Run &)> build;
+    std::mutex objectsMutex;
+    std::unique_ptr<train::Trainer> trainer;     // training runs; GUARDED_BY(objectsMutex) while set
     std::unique_ptr<pipeline::Pipeline> pipe;    // pipeline-only runs; idem
     std::atomic<bool> cancel{false};             // any thread
     std::unique_ptr<cli::RunOutput> record;      // the run folder's files; worker thread only once started
@@ -63,8 +68,11 @@ struct RunSession::Run
     void requestStop()
     {
         cancel = true;
-        if (pipe)
-            pipe->cancel();
+        {
+            std::lock_guard lock(objectsMutex);
+            if (pipe)
+                pipe->cancel();
+        }
         // trainer: polls `cancel` through TrainerOptions::cancelFlag between steps.
         setPaused(false);
     }
@@ -212,6 +220,17 @@ struct RunSession::Run
     void work(const Options &options)
     {
         try {
+            if (auto failure = build(*this)) {
+                const std::string message = failure->message();
+                append({{"event", "run_end"}, {"status", "failed"}, {"error", message}});
+                end(Status::Failed, QString::fromStdString(message));
+                return;
+            }
+            if (cancel) {
+                append({{"event", "run_end"}, {"status", "cancelled"}});
+                end(Status::Cancelled, {});
+                return;
+            }
             if (trainer)
                 train();
             else
@@ -258,8 +277,9 @@ QString RunSession::statusName(Status status)
 
 std::optional<QString> RunSession::start(const Project &project, const Options &options)
 {
-    // Everything that can be wrong with the input is found here, before a thread starts; a
-    // failure leaves a run in progress untouched.
+    // What can be checked cheaply is checked here (a failure leaves a run in progress untouched);
+    // building the pipeline and the model happens on the run's thread, and its errors end the run
+    // with finished(Failed, message).
     auto run = std::make_unique<Run>();
     Kind kind = Kind::Training;
     if (!project.model.is_null()) {
@@ -279,10 +299,14 @@ std::optional<QString> RunSession::start(const Project &project, const Options &
         Run *target = run.get();
         trainerOptions.onEvent = [target](const nlohmann::json &e) { target->append(e); };
         trainerOptions.betweenSteps = [target] { target->waitWhilePaused(); };
-        auto trainer = train::Trainer::create(project, *config, std::move(trainerOptions));
-        if (!trainer)
-            return QString::fromStdString(trainer.error().message());
-        run->trainer = std::move(*trainer);
+        run->build = [project, config = *config, trainerOptions = std::move(trainerOptions)](Run &r) mutable -> std::optional<Error> {
+            auto trainer = train::Trainer::create(project, config, std::move(trainerOptions));
+            if (!trainer)
+                return trainer.error();
+            std::lock_guard lock(r.objectsMutex);
+            r.trainer = std::move(*trainer);
+            return std::nullopt;
+        };
     } else {
         if (options.passes < 1)
             return QStringLiteral("passes: must be at least 1 (got %1)").arg(options.passes);
@@ -291,10 +315,16 @@ std::optional<QString> RunSession::start(const Project &project, const Options &
         kind = Kind::Pipeline;
         pipeline::PipelineOptions pipelineOptions;
         pipelineOptions.statsInterval = std::chrono::milliseconds(std::max<std::int64_t>(10, std::int64_t(options.statsInterval * 1000)));
-        auto pipe = pipeline::Pipeline::build(project, pipelineOptions);
-        if (!pipe)
-            return QString::fromStdString(pipe.error().message());
-        run->pipe = std::move(*pipe);
+        run->build = [project, pipelineOptions](Run &r) -> std::optional<Error> {
+            auto pipe = pipeline::Pipeline::build(project, pipelineOptions);
+            if (!pipe)
+                return pipe.error();
+            std::lock_guard lock(r.objectsMutex);
+            r.pipe = std::move(*pipe);
+            if (r.cancel)
+                r.pipe->cancel();
+            return std::nullopt;
+        };
     }
 
     if (!options.runFolder.empty()) {

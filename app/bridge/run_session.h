@@ -61,10 +61,13 @@ public:
     explicit RunSession(QObject *parent = nullptr);
     ~RunSession() override; // stops a running run and joins its thread
 
-    // Builds the run (the pipeline, the model) from `project` and starts it on a worker thread.
-    // Returns nothing on success, or the error message (naming the node / parameter / file) when
-    // the project does not build; then nothing is started and no signal follows. A run already in
-    // progress is superseded (cancelled; nothing more of it is emitted).
+    // Starts a run of `project` on a worker thread, which builds the pipeline and the model
+    // first (never the caller's thread: opening a large pipeline may read data). Returns the
+    // error message when the cheap checks fail (training settings, options, the run folder):
+    // then nothing is started and no signal follows. A project that does not build ends its run
+    // with {"event": "run_end", "status": "failed", "error": ...} and finished(Failed, message
+    // naming the node / parameter / file). A run already in progress is superseded (cancelled;
+    // nothing more of it is emitted).
     std::optional<QString> start(const Project &project, const Options &options);
     std::optional<QString> start(const Project &project) { return start(project, Options()); }
     // Asks the run to stop (between training steps / pipeline elements) and returns at once; the

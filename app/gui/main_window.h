@@ -135,6 +135,7 @@ private:
     void onPipelineStats(quint64 runId, const QJsonObject &snapshot);
     void onRunFinished(quint64 runId, bridge::RunSession::Status status, const QString &error);
     void sampleDevices();
+    void pointModelPanelAt(const QString &problem);
     QString newRunFolder() const;
 
     std::unique_ptr<widgets::ProjectDocument> m_document;

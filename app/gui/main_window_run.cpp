@@ -67,13 +67,7 @@ void MainWindow::startRun()
         options.minSeconds = 10; // a profile long enough for the charts and the tuner to settle; Stop ends it sooner
     if (auto problem = m_session->start(m_document->project(), options)) {
         m_console->appendLog(widgets::LogLevel::Error, tr("Run not started: %1").arg(*problem));
-        // Errors about the model or training ("model: layers[2] (joined): …") point into the panel.
-        const int colon = problem->indexOf(QStringLiteral(": "));
-        if (training && colon > 0 && (problem->startsWith(QLatin1String("model")) || problem->startsWith(QLatin1String("training")))) {
-            m_modelPanel->showError(problem->left(colon), problem->mid(colon + 2));
-            m_modelDock->show();
-            m_modelDock->raise();
-        }
+        pointModelPanelAt(*problem);
         statusBar()->showMessage(tr("Run not started: %1").arg(*problem), 10000);
         m_consoleDock->show();
         m_consoleDock->raise();
@@ -98,6 +92,17 @@ void MainWindow::startRun()
     m_deviceTimer.start();
     m_chartsDock->raise();
     updateActions();
+}
+
+void MainWindow::pointModelPanelAt(const QString &problem)
+{
+    // Errors about the model or training ("model: layers[2] (joined): …") point into the panel.
+    const int colon = problem.indexOf(QStringLiteral(": "));
+    if (colon <= 0 || !(problem.startsWith(QLatin1String("model")) || problem.startsWith(QLatin1String("training"))))
+        return;
+    m_modelPanel->showError(problem.left(colon), problem.mid(colon + 2));
+    m_modelDock->show();
+    m_modelDock->raise();
 }
 
 void MainWindow::togglePause()
@@ -177,6 +182,7 @@ void MainWindow::onRunFinished(quint64 runId, bridge::RunSession::Status status,
     const QString name = bridge::RunSession::statusName(status);
     if (status == bridge::RunSession::Status::Failed) {
         m_console->appendLog(widgets::LogLevel::Error, tr("Run failed: %1").arg(error));
+        pointModelPanelAt(error);
         m_consoleDock->show();
         m_consoleDock->raise();
     } else {
