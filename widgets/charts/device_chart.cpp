@@ -31,6 +31,12 @@ DeviceChart::DeviceChart(QWidget *parent) : ChartView(parent)
     top->setRangeZoom(Qt::Horizontal);
 }
 
+DeviceChart::~DeviceChart()
+{
+    if (!m_memoryRect->layout())
+        delete m_memoryRect; // no graph lives on it while it is out (build() hides it only without GPUs)
+}
+
 QString DeviceChart::gpuLineName(int index, const QString &name)
 {
     return name.isEmpty() ? QStringLiteral("GPU %1").arg(index) : QStringLiteral("GPU %1 %2").arg(index).arg(name);
@@ -57,6 +63,7 @@ void DeviceChart::build()
         return; // no overlays here: a past run's devices say little about this run
     const QPalette &pal = palette();
     const QList<int> gpus = m_live->gpuIndices();
+    showMemory(!gpus.isEmpty());
     for (int i = 0; i < gpus.size(); ++i) {
         const int index = gpus[i];
         const QColor color = chart_style::lineColor(i, pal);
@@ -69,6 +76,24 @@ void DeviceChart::build()
             g->removeFromLegend();
     }
     addLine(*m_live, QStringLiteral("cpu:percent"), cpuLineName(m_live->cpuCores()), chart_style::livePen(chart_style::lineColor(int(gpus.size()), pal)));
+}
+
+void DeviceChart::showMemory(bool shown)
+{
+    // Without a GPU there is no memory to draw: the utilisation chart takes the whole height and
+    // carries the time axis's label.
+    const bool inLayout = m_memoryRect->layout() != nullptr;
+    if (shown == inLayout)
+        return;
+    m_memoryRect->setVisible(shown); // out of the layout it would still draw where it was
+    if (shown) {
+        plotLayout()->addElement(1, 0, m_memoryRect);
+        axisRect(0)->axis(QCPAxis::atBottom)->setLabel(QString());
+    } else {
+        plotLayout()->take(m_memoryRect);
+        plotLayout()->simplify();
+        axisRect(0)->axis(QCPAxis::atBottom)->setLabel(tr("time (s)"));
+    }
 }
 
 void DeviceChart::rescale()

@@ -14,6 +14,7 @@ class DeviceChart : public ChartView
     Q_OBJECT
 public:
     explicit DeviceChart(QWidget *parent = nullptr);
+    ~DeviceChart() override; // the memory chart while it is out of the layout is ours to delete
 
     QCPAxisRect *utilizationRect() const { return axisRect(0); }
     QCPAxisRect *memoryRect() const { return m_memoryRect; }
@@ -29,6 +30,7 @@ protected:
     void rescale() override;
 
 private:
+    void showMemory(bool shown);
     QCPAxisRect *m_memoryRect = nullptr;
 };
 
