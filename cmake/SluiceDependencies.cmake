@@ -38,6 +38,17 @@ if(NOT SLUICE_WITH_CUDA STREQUAL "OFF")
 endif()
 add_feature_info(CUDA SLUICE_HAVE_CUDA "GPU backend (CUDA runtime, cuBLAS, NCCL); archs ${SLUICE_CUDA_ARCHITECTURES}")
 
+# NCCL: only its header is needed to build; the library is loaded at run time (dlopen), so a
+# CUDA build starts where NCCL is missing and mirrors over logical replicas or through the host.
+set(SLUICE_HAVE_NCCL OFF)
+if(SLUICE_HAVE_CUDA)
+  find_path(SLUICE_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} ENV NCCL_HOME PATH_SUFFIXES include)
+  if(SLUICE_NCCL_INCLUDE_DIR)
+    set(SLUICE_HAVE_NCCL ON)
+  endif()
+endif()
+add_feature_info(NCCL SLUICE_HAVE_NCCL "All-reduce between GPUs and machines (loaded at run time)")
+
 # --- MPI (optional) ---------------------------------------------------------
 set(SLUICE_HAVE_MPI OFF)
 if(NOT SLUICE_WITH_MPI STREQUAL "OFF")

@@ -4,6 +4,7 @@
 #include "support/pipeline_test_support.h"
 #include "support/test_support.h"
 #include "support/train_test_support.h"
+#include "train/device_query.h"
 
 #include <QDir>
 #include <QFile>
@@ -156,7 +157,10 @@ private Q_SLOTS:
         QTest::newRow("--set unknown node") << QStringList{"--set", "nodes.nope.batch_size=3"} << "no pipeline node 'nope'";
         QTest::newRow("bad setting value") << QStringList{"--set", "training.epochs=-1"} << "training.epochs";
         QTest::newRow("--resume without --out") << QStringList{"--resume"} << "--resume";
-        QTest::newRow("cuda device") << QStringList{"--device", "cuda:0"} << "CPU backend";
+        QTest::newRow("unknown device") << QStringList{"--device", "tpu"} << "unknown device 'tpu'";
+        QTest::newRow("bad GPU list") << QStringList{"--device", "cuda:0,x"} << "unknown device 'cuda:x'";
+        QTest::newRow("replicas with GPUs") << QStringList{"--device", "cuda:0,1", "--replicas", "2"} << "--replicas";
+        QTest::newRow("precision") << QStringList{"--precision", "fp8"} << "--precision";
         QTest::newRow("zero replicas") << QStringList{"--replicas", "0"} << "replicas";
         QTest::newRow("pipeline option on training") << QStringList{"--seconds", "1"} << "--seconds: applies to pipeline runs";
         QTest::newRow("training option on --profile") << QStringList{"--profile", "--replicas", "2"} << "--replicas: applies to training";
@@ -170,6 +174,32 @@ private Q_SLOTS:
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains(expected), qPrintable(r.err));
         QVERIFY2(r.err.startsWith("sluice: "), qPrintable(r.err));
+    }
+
+    // --device cuda on a machine without a GPU: one note on stderr saying why, then training on
+    // the CPU (exit 0); --json carries the note as a "notice" event and run_start's device.
+    void gpuRequestWithoutAGpuSaysSoAndTrains()
+    {
+        if (!queryGpuDevices().devices.empty())
+            QSKIP("this machine has a GPU: the fallback is for machines without one");
+        auto terminal = runSluice({"run", m_project, "--device", "cuda", "--epochs", "1"});
+        QVERIFY2(terminal.exitCode == 0, qPrintable(terminal.err));
+        QCOMPARE(terminal.err.count("sluice: note: "), 1);
+        QVERIFY2(terminal.err.contains("CPU"), qPrintable(terminal.err));
+        auto json = runSluice({"run", m_project, "--device", "cuda:0", "--replicas", "2", "--precision", "bf16", "--epochs", "1", "--json"});
+        QVERIFY2(json.exitCode == 0, qPrintable(json.err));
+        const auto events = jsonLines(json.out);
+        int notices = 0;
+        for (const auto &e : events) {
+            if (e["event"] == "notice")
+                ++notices;
+            if (e["event"] == "run_start") {
+                QCOMPARE(e["device"].get<std::string>(), std::string("cpu"));
+                QCOMPARE(e["replicas"].get<int>(), 2); // the logical replicas asked for, as CPU replicas
+            }
+        }
+        QCOMPARE(notices, 1);
+        QCOMPARE(events.back()["status"].get<std::string>(), std::string("ok"));
     }
 
     // --profile on a training project iterates its input pipeline alone: stats and the

@@ -144,10 +144,19 @@ void RunOutput::onEvent(const nlohmann::json &event)
         printEpochLine(event);
     else if (type == "run_start") {
         std::printf("%s", event.value("model", "").c_str());
-        std::printf("Training on %d CPU replica%s x %d process%s (%s all-reduce, %s)\n", event.value("replicas", 1), event.value("replicas", 1) == 1 ? "" : "s",
-                    event.value("processes", 1), event.value("processes", 1) == 1 ? "" : "es", event.value("reducer", "").c_str(),
-                    event.value("optimizer", "").c_str());
+        const std::string device = event.value("device", "cpu");
+        if (device == "cpu")
+            std::printf("Training on %d CPU replica%s x %d process%s (%s all-reduce, %s)\n", event.value("replicas", 1), event.value("replicas", 1) == 1 ? "" : "s",
+                        event.value("processes", 1), event.value("processes", 1) == 1 ? "" : "es", event.value("reducer", "").c_str(),
+                        event.value("optimizer", "").c_str());
+        else
+            std::printf("Training on %s: %d replica%s x %d process%s (%s all-reduce, %s)\n", device.c_str(), event.value("replicas", 1),
+                        event.value("replicas", 1) == 1 ? "" : "s", event.value("processes", 1), event.value("processes", 1) == 1 ? "" : "es",
+                        event.value("reducer", "").c_str(), event.value("optimizer", "").c_str());
         std::fflush(stdout);
+    } else if (type == "notice") {
+        clearProgress();
+        std::fprintf(stderr, "sluice: note: %s\n", event.value("message", "").c_str());
     } else if (type == "resumed") {
         std::printf("Resumed from %s at step %lld\n", event.value("path", "").c_str(), static_cast<long long>(event.value("step", 0)));
         std::fflush(stdout);

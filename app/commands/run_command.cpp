@@ -49,13 +49,18 @@ int run(const QStringList &arguments)
         "  sluice run projects/regression.sluice --out runs/first --resume\n"
         "  mpirun -np 2 sluice run projects/regression.sluice --out runs/mpi\n"
         "  sluice run projects/regression.sluice --device cuda:0,1 --json > run.jsonl\n"
+        "  sluice run projects/regression.sluice --device cuda:0 --replicas 4 --precision bf16\n"
         "  sluice run projects/classic-pipeline.sluice --profile --seconds 10\n"
         "  sluice run projects/classic-pipeline.sluice --profile --node batch --threads 4 --seed 1 --ram-budget 2G --json --stats-interval 0.5");
     parser.addPositionalArgument("PROJECT", "The .sluice project file.");
     parser.addOption({"set", "Overrides a value of the project: a dotted key (training.epochs, training.optimizer.learning_rate) or "
                              "nodes.<id>.<param> for a pipeline stage; the value is JSON or text. Repeatable.", "key=value"});
-    parser.addOption({"device", "Where to train: cpu (default). cuda / cuda:0,1 need the CUDA backend.", "DEVICE"});
-    parser.addOption({"replicas", "Mirrored CPU replicas in this process (overrides training.replicas).", "N"});
+    parser.addOption({"device", "Where to train: cpu (default), cuda (every GPU), cuda:0,1 (those GPUs, one replica each); "
+                                "cuda:0 --replicas 4 makes four logical replicas on GPU 0. Without a GPU the run says so and trains on the CPU.", "DEVICE"});
+    parser.addOption({"precision", "Matrix products on a GPU: fp32 (default), tf32 (tensor cores) or bf16 (mixed precision, fp32 master weights).",
+                      "P"});
+    parser.addOption({"replicas", "Mirrored replicas in this process (overrides training.replicas): CPU replicas, or logical replicas on "
+                                  "the one GPU --device names.", "N"});
     parser.addOption({"out", "Folder for the run's files: events.jsonl, metrics.csv, weights.npz, checkpoints/, project.sluice.", "DIR"});
     parser.addOption({"resume", "Continue the run in --out DIR from its newest checkpoint."});
     parser.addOption({"profile", "Iterate the pipeline alone (a project with a model: its input pipeline, without training) and print "
@@ -94,7 +99,7 @@ int run(const QStringList &arguments)
             }
         return runTraining(parser, std::move(*project));
     }
-    for (const char *option : {"replicas", "resume", "out", "device"})
+    for (const char *option : {"replicas", "resume", "out", "device", "precision"})
         if (parser.isSet(option)) {
             cli::printError(std::string("--") + option, project->model.is_null() ? "applies to projects with a model; this project has a pipeline only"
                                                                                   : "applies to training; --profile runs the pipeline alone");

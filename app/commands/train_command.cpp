@@ -9,6 +9,7 @@
 #include "train/mpi_reducer.h"
 #include "train/trainer.h"
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <filesystem>
@@ -75,20 +76,61 @@ int runTraining(const QCommandLineParser &parser, Project project)
         if (!n)
             return endWith(cli::BadInput, processes);
         config->replicas = int(std::min<std::uint64_t>(*n, 256));
-        config->devices.clear();
+        const auto &gpus = config->gpuDevices;
+        if (!gpus.empty() && !parser.isSet("device")) {
+            // training.devices names GPUs: logical replicas on its one GPU.
+            if (gpus[0] < 0 || std::any_of(gpus.begin(), gpus.end(), [&](int g) { return g != gpus[0]; })) {
+                report(Error::invalid("--replicas", "training.devices names several GPUs, which are the replicas; --replicas makes logical replicas on one GPU"));
+                return endWith(cli::BadInput, processes);
+            }
+            config->gpuDevices.assign(std::size_t(config->replicas), gpus[0]);
+            config->devices.assign(std::size_t(config->replicas), config->devices[0]);
+        } else if (gpus.empty()) {
+            config->devices.clear();
+        }
         if (config->replicas > 1)
             config->strategy = "mirrored";
     }
     if (parser.isSet("device")) {
+        // "cpu", "cuda", "cuda:0,1" (one replica per GPU), "cuda:0,0" (two logical replicas on GPU 0).
         const std::string device = parser.value("device").toStdString();
-        if (device.rfind("cuda", 0) == 0) {
-            report(Error::unsupported("--device " + device, "this Sluice trains on the CPU backend only (the CUDA backend is not built in); use --device cpu"));
+        std::vector<std::string> names;
+        const bool gpu = device.rfind("cuda", 0) == 0 || device.rfind("gpu", 0) == 0;
+        const std::size_t colon = device.find(':');
+        if (gpu && colon != std::string::npos) {
+            const std::string prefix = device.substr(0, colon + 1);
+            for (const QString &index : QString::fromStdString(device.substr(colon + 1)).split(','))
+                names.push_back(prefix + index.trimmed().toStdString());
+        } else {
+            names.push_back(device);
+        }
+        const int replicas = config->replicas;
+        if (auto s = train::applyDevices(*config, names, "--device"); !s.ok()) {
+            report(s.error());
             return endWith(cli::BadInput, processes);
         }
-        if (device != "cpu") {
-            report(Error::invalid("--device", "unknown device '" + device + "' (known: cpu, cuda, cuda:0,1)"));
+        if (device == "cpu") {
+            config->devices.clear();
+            config->replicas = parser.isSet("replicas") ? replicas : 1;
+        } else if (parser.isSet("replicas") && names.size() == 1 && config->gpuDevices[0] >= 0) {
+            // --device cuda:0 --replicas 4: four logical replicas on GPU 0.
+            config->gpuDevices.assign(std::size_t(replicas), config->gpuDevices[0]);
+            config->devices.assign(std::size_t(replicas), names[0]);
+            config->replicas = replicas;
+        } else if (parser.isSet("replicas")) {
+            report(Error::invalid("--replicas", "with --device " + device + " the replicas are the devices; give one device (cuda:0) for logical replicas"));
             return endWith(cli::BadInput, processes);
         }
+        if (config->replicas > 1)
+            config->strategy = "mirrored";
+    }
+    if (parser.isSet("precision")) {
+        const std::string precision = parser.value("precision").toStdString();
+        if (precision != "fp32" && precision != "tf32" && precision != "bf16") {
+            report(Error::invalid("--precision", "must be fp32, tf32 or bf16, got '" + precision + "'"));
+            return endWith(cli::BadInput, processes);
+        }
+        config->precision = precision;
     }
     if (parser.isSet("threads")) {
         auto n = cli::parseCount("threads", parser.value("threads"), 1);

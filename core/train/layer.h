@@ -8,12 +8,14 @@
 // batch first ([B, ...per-sample shape]).
 
 #include "io/error.h"
+#include "train/activations.h"
 #include "train/float_tensor.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -47,6 +49,22 @@ struct LayerState
     std::vector<FloatTensor> saved;
 };
 
+// What the CUDA backend (train/gpu/) needs to run a layer with its own kernels: the layer's
+// kind and its options. Layers that keep the default (Kind::None) are refused on a GPU with
+// their name and class, never run wrongly.
+struct LayerKernelSpec
+{
+    enum class Kind { None, Dense, Activation, Dropout, LayerNormalization, Reshape, Concatenate };
+    Kind kind = Kind::None;
+    std::int64_t units = 0;                            // Dense
+    ActivationKind activation = ActivationKind::Linear; // Dense, Activation
+    bool useBias = true;                               // Dense
+    double rate = 0;                                   // Dropout
+    std::optional<std::uint64_t> seed;                 // Dropout
+    double epsilon = 1e-3;                             // LayerNormalization
+    bool center = true, scale = true;                  // LayerNormalization
+};
+
 class Layer
 {
 public:
@@ -61,6 +79,9 @@ public:
     // Checks the inputs' per-sample shapes and returns the output's; an error names the layer
     // (Error::what = layer name) and says what does not fit.
     virtual Result<Shape> build(const std::vector<Shape> &inputShapes) = 0;
+
+    // How the CUDA backend runs this layer (valid after build()); Kind::None: it cannot.
+    virtual LayerKernelSpec kernelSpec() const { return {}; }
 
     // The layer's weights, in a fixed order, valid after build().
     virtual std::vector<ParamSpec> params() const { return {}; }

@@ -31,6 +31,9 @@ public:
     // dPred is not null, dPred = d(scale * sum_i w_i * loss_i)/dPred (resized like pred).
     virtual void compute(const FloatTensor &pred, const FloatTensor &target, std::span<const float> weights, float scale,
                          std::span<float> perSample, FloatTensor *dPred) const = 0;
+    // The options it was made with, resolved: {"from_logits", "delta", "label_smoothing"} (the
+    // CUDA backend's loss kernels take the same).
+    virtual nlohmann::json options() const = 0;
 };
 
 // {"loss": "mse"} or {"loss": {"name": "huber", "delta": 1.0}} or a name with options given in

@@ -23,6 +23,7 @@ class RegressionLoss final : public Loss
 {
 public:
     RegressionLoss(Regression kind, std::string name, float delta) : m_kind(kind), m_name(std::move(name)), m_delta(delta) {}
+    nlohmann::json options() const override { return {{"from_logits", false}, {"delta", m_delta}, {"label_smoothing", 0.0}}; }
 
     std::string name() const override { return m_name; }
 

@@ -39,6 +39,7 @@ class BinaryCrossentropy final : public Loss
 {
 public:
     explicit BinaryCrossentropy(const LossOptions &o) : m_fromLogits(o.fromLogits), m_smoothing(float(o.labelSmoothing)) {}
+    nlohmann::json options() const override { return {{"from_logits", m_fromLogits}, {"delta", 1.0}, {"label_smoothing", m_smoothing}}; }
 
     std::string name() const override { return "binary_crossentropy"; }
 
@@ -101,6 +102,7 @@ std::int64_t classIndex(float t, std::int64_t classes)
 class CategoricalCrossentropy final : public Loss
 {
 public:
+    nlohmann::json options() const override { return {{"from_logits", m_fromLogits}, {"delta", 1.0}, {"label_smoothing", m_smoothing}}; }
     CategoricalCrossentropy(const LossOptions &o, bool sparse) : m_fromLogits(o.fromLogits), m_smoothing(float(o.labelSmoothing)), m_sparse(sparse)
     {
     }

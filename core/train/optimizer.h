@@ -48,6 +48,10 @@ public:
     // One update of weights from grads (the summed, averaged, clipped gradient), with learning
     // rate `lr`; `iteration` is the 1-based number of this update (Adam's bias correction).
     virtual void apply(std::span<float> weights, std::span<const float> grads, float lr, std::int64_t iteration) = 0;
+    // Every hyperparameter, resolved with Keras's defaults: {"type", "weight_decay", "momentum",
+    // "nesterov", "beta_1", "beta_2", "epsilon", "amsgrad", "rho", "centered"} (the CUDA
+    // backend's update kernels take the same).
+    virtual nlohmann::json hyperparameters() const = 0;
     // The state, for checkpoints (restored by writing into the same vectors).
     virtual std::vector<OptimizerSlot> &slots() = 0;
 };

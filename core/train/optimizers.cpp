@@ -61,6 +61,12 @@ public:
     OptimizerBase(const Hyper &h, std::size_t count) : m_h(h), m_count(count) {}
     std::string name() const override { return m_h.type; }
     std::vector<OptimizerSlot> &slots() override { return m_slots; }
+    nlohmann::json hyperparameters() const override
+    {
+        return {{"type", m_h.type},         {"weight_decay", m_h.weightDecay}, {"momentum", m_h.momentum}, {"nesterov", m_h.nesterov},
+                {"beta_1", m_h.beta1},      {"beta_2", m_h.beta2},             {"epsilon", m_h.epsilon},   {"amsgrad", m_h.amsgrad},
+                {"rho", m_h.rho},           {"centered", m_h.centered}};
+    }
 
     void apply(std::span<float> weights, std::span<const float> grads, float lr, std::int64_t iteration) override
     {

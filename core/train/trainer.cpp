@@ -127,11 +127,37 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Project &project, const T
 
     impl.arena = std::make_unique<TrainingArena>(config.threads > 0 ? config.threads : int(oneapi::tbb::info::default_concurrency()));
     cpu::useSingleThreadedBlas();
-    for (int r = 0; r < config.replicas; ++r) {
+    int replicaCount = config.replicas;
+    impl.deviceDescription = "cpu";
+    if (!config.gpuDevices.empty()) {
+        // GPUs asked for: the CUDA backend where this build and machine have one; otherwise the
+        // run says why once and trains on the CPU (blueprint decision 4).
+        auto devices = resolveGpuDevices(config.gpuDevices, impl.deviceNote);
+        if (!devices)
+            return devices.error();
+        if (!devices->empty()) {
+            GpuEngineOptions gpuOptions;
+            gpuOptions.devices = *devices;
+            gpuOptions.precision = config.precision;
+            gpuOptions.globalClipnorm = config.globalClipnorm;
+            gpuOptions.reducer = impl.reducer;
+            auto engine = createGpuEngine(*impl.model, *impl.optimizer, gpuOptions);
+            if (engine) {
+                impl.gpu = std::move(*engine);
+                impl.deviceDescription = impl.gpu->description();
+                replicaCount = int(devices->size());
+            } else if (engine.error().kind == Error::Kind::NotFound) {
+                impl.deviceNote = engine.error().reason + "; training on the CPU";
+            } else {
+                return engine.error();
+            }
+        }
+    }
+    for (int r = 0; r < replicaCount; ++r) {
         impl.replicas.push_back(std::make_unique<Replica>(*impl.model));
         impl.validationReplicas.push_back(std::make_unique<Replica>(*impl.model));
     }
-    impl.slices.resize(std::size_t(config.replicas));
+    impl.slices.resize(std::size_t(replicaCount));
     impl.train.reset(impl.model->outputs().size());
     impl.held.reset(impl.model->outputs().size());
 
@@ -148,10 +174,17 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Project &project, const T
     return trainer;
 }
 
-SliceResult Trainer::Impl::runBatch(const pipeline::Element &batch, std::int64_t rows, double globalRows, bool training,
-                                    std::vector<std::unique_ptr<Replica>> &reps)
+Result<SliceResult> Trainer::Impl::runBatch(const pipeline::Element &batch, std::int64_t rows, double globalRows, bool training,
+                                            std::vector<std::unique_ptr<Replica>> &reps)
 {
     const auto bounds = splitRows(rows, int(reps.size()));
+    if (gpu) {
+        inArena([&] {
+            oneapi::tbb::parallel_for(std::size_t(0), reps.size(),
+                                      [&](std::size_t r) { sliceBatch(*model, batch, weighting, bounds[r], bounds[r + 1], slices[r]); });
+        });
+        return runOnGpu(bounds, training, globalRows > 0 ? float(1.0 / globalRows) : 0.0f, reps);
+    }
     std::vector<SliceResult> results(reps.size());
     const float scale = globalRows > 0 ? float(1.0 / globalRows) : 0.0f;
     // Sharded element by element, local row j of worker w is row j * W + w of the global batch.
@@ -179,6 +212,30 @@ SliceResult Trainer::Impl::runBatch(const pipeline::Element &batch, std::int64_t
         total.finite = total.finite && r.finite;
     }
     return total;
+}
+
+Result<SliceResult> Trainer::Impl::runOnGpu(std::span<const std::int64_t> bounds, bool training, float scale, std::vector<std::unique_ptr<Replica>> &reps)
+{
+    // As the CPU replicas: local row j of worker w is row j * W + w of the global batch.
+    const std::int64_t stride = workers(), rank = reducer->processIndex();
+    std::vector<PassContext> contexts(reps.size());
+    std::vector<Replica *> holders;
+    for (std::size_t r = 0; r < reps.size(); ++r) {
+        contexts[r].training = training;
+        contexts[r].seed = config.seed;
+        contexts[r].step = std::uint64_t(step);
+        contexts[r].globalRowOffset = bounds[r] * stride + rank;
+        contexts[r].globalRowStride = stride;
+        holders.push_back(reps[r].get());
+    }
+    Result<SliceResult> result = SliceResult{};
+    inArena([&] { result = gpu->run(std::span<const BatchSlice>(slices.data(), reps.size()), contexts, scale, training, holders); });
+    return result;
+}
+
+Status Trainer::Impl::syncFromGpu()
+{
+    return gpu ? gpu->getState(weights, optimizer->slots()) : Status::success();
 }
 
 nlohmann::json Trainer::Impl::metricValues(std::vector<std::unique_ptr<Replica>> &reps, const std::string &prefix, bool acrossProcesses)
@@ -220,9 +277,11 @@ Status Trainer::Impl::evaluateValidationNode(Totals &totals)
         if (!rows)
             return rows.error();
         const auto result = runBatch(**next, *rows, double(*rows), false, validationReplicas);
+        if (!result)
+            return result.error();
         totals.rows += double(*rows);
-        for (std::size_t o = 0; o < result.outputLossSums.size(); ++o)
-            totals.outputLoss[o] += result.outputLossSums[o];
+        for (std::size_t o = 0; o < result->outputLossSums.size(); ++o)
+            totals.outputLoss[o] += result->outputLossSums[o];
     }
     return Status::success();
 }

@@ -10,6 +10,8 @@ Status Trainer::Impl::saveCheckpointAt(int epoch, std::int64_t batchInEpoch, std
 {
     if (options.checkpointDir.empty() || reducer->processIndex() != 0)
         return Status::success();
+    if (auto s = syncFromGpu(); !s.ok())
+        return s;
     std::error_code ec;
     std::filesystem::create_directories(options.checkpointDir, ec);
     // Metric states of the epoch so far: training, and the batches held out for validation.

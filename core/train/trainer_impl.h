@@ -4,6 +4,7 @@
 
 #include "pipeline/pipeline.h"
 #include "train/batch_slicer.h"
+#include "train/gpu/gpu_engine.h"
 #include "train/optimizer.h"
 #include "train/replica.h"
 #include "train/trainer.h"
@@ -64,7 +65,11 @@ struct Trainer::Impl
     std::unique_ptr<Optimizer> optimizer;
     std::unique_ptr<LearningRateSchedule> schedule;
     std::vector<float> weights;
+    // The CPU backend's replicas; with a GPU engine they only hold the metrics of the GPU replicas.
     std::vector<std::unique_ptr<Replica>> replicas, validationReplicas;
+    std::unique_ptr<GpuEngine> gpu;   // null: the CPU backend
+    std::string deviceDescription;    // run_start's "device"
+    std::string deviceNote;           // said once at the start: why GPUs asked for are not used
     std::vector<BatchSlice> slices;
     SampleWeighting weighting;
     std::unique_ptr<TrainingArena> arena; // defined in trainer.cpp: core headers never include oneTBB
@@ -87,8 +92,12 @@ struct Trainer::Impl
     int workers() const { return reducer->processCount(); }
 
     // Forward (+ backward) of `batch` split over the local replicas; local sums in `totals`.
-    SliceResult runBatch(const pipeline::Element &batch, std::int64_t rows, double globalRows, bool training,
-                         std::vector<std::unique_ptr<Replica>> &reps);
+    Result<SliceResult> runBatch(const pipeline::Element &batch, std::int64_t rows, double globalRows, bool training,
+                                 std::vector<std::unique_ptr<Replica>> &reps);
+    // The GPU engine's pass over `slices` (already cut), with the contexts runBatch gives the CPU replicas.
+    Result<SliceResult> runOnGpu(std::span<const std::int64_t> bounds, bool training, float scale, std::vector<std::unique_ptr<Replica>> &reps);
+    // Brings the GPUs' weights and optimizer state into `weights` and the optimizer's slots.
+    Status syncFromGpu();
     Status saveCheckpointAt(int epoch, std::int64_t batchInEpoch, std::int64_t stepInEpoch, const std::vector<std::uint64_t> &passCounters);
     Result<nlohmann::json> resumeFromCheckpoint();
     nlohmann::json metricValues(std::vector<std::unique_ptr<Replica>> &reps, const std::string &prefix, bool acrossProcesses);

@@ -35,7 +35,19 @@ Result<std::vector<double>> Trainer::Impl::trainStep(const std::optional<pipelin
 {
     SliceResult result;
     if (batch) {
-        result = runBatch(*batch, rows, globalRows, true, replicas);
+        auto ran = runBatch(*batch, rows, globalRows, true, replicas);
+        if (!ran)
+            return ran.error();
+        result = std::move(*ran);
+    } else if (gpu) {
+        // This process has no rows in the last global batch: empty slices give zero gradients.
+        for (auto &slice : slices)
+            slice.rows = 0;
+        const std::vector<std::int64_t> bounds(replicas.size() + 1, 0);
+        auto ran = runOnGpu(bounds, true, 0.0f, replicas);
+        if (!ran)
+            return ran.error();
+        result = std::move(*ran);
     } else {
         // This process has no rows in the last global batch: it adds zero gradients.
         result.outputLossSums.assign(model->outputs().size(), 0.0);
@@ -57,11 +69,23 @@ Result<std::vector<double>> Trainer::Impl::trainStep(const std::optional<pipelin
                                               ", output " + (which.empty() ? std::string("?") : which) +
                                               "): lower the learning rate, clip gradients (global_clipnorm) or check the data");
     }
+    const double lr = schedule->at(step);
+    if (gpu) {
+        // Sum, clip and update on the GPUs.
+        Status updated = Status::success();
+        inArena([&] { updated = gpu->update(float(lr), step + 1); });
+        if (!updated.ok())
+            return updated.error();
+        ++step;
+        train.rows += globalRows;
+        for (std::size_t o = 0; o < sums.size(); ++o)
+            train.outputLoss[o] += sums[o];
+        return sums;
+    }
     std::vector<std::vector<float> *> buffers;
     for (auto &rep : replicas)
         buffers.push_back(&rep->gradients());
     Status reduced = Status::success();
-    const double lr = schedule->at(step);
     inArena([&] {
         reduced = reducer->sum(buffers);
         if (reduced.ok()) {
@@ -155,6 +179,8 @@ RunOutcome Trainer::run()
         return outcome;
     };
     auto cancelled = [&](int epoch) {
+        if (auto s = impl.syncFromGpu(); !s.ok())
+            return fail(s.error());
         outcome.status = RunStatus::Cancelled;
         outcome.steps = impl.step;
         impl.emit({{"event", "run_end"}, {"status", "cancelled"}, {"step", impl.step}, {"epoch", epoch}});
@@ -184,6 +210,12 @@ RunOutcome Trainer::run()
         return fail(s.error());
     }
 
+    if (impl.gpu)
+        if (auto s = impl.gpu->setState(impl.weights, impl.optimizer->slots()); !s.ok())
+            return fail(s.error());
+    if (!impl.deviceNote.empty())
+        impl.emit({{"event", "notice"}, {"message", impl.deviceNote}});
+
     std::int64_t parameters = 0;
     for (const auto &p : model.parameters())
         parameters += std::int64_t(p.count);
@@ -192,7 +224,8 @@ RunOutcome Trainer::run()
                {"parameters", parameters},
                {"replicas", impl.replicaCount()},
                {"processes", impl.workers()},
-               {"reducer", impl.reducer->name()},
+               {"reducer", impl.gpu ? impl.gpu->reducerName() + (impl.workers() > 1 ? "/" + impl.reducer->name() : "") : impl.reducer->name()},
+               {"device", impl.deviceDescription},
                {"sharding", impl.shardingPolicy},
                {"optimizer", impl.optimizer->name()},
                {"epochs", impl.config.epochs},
@@ -259,10 +292,14 @@ RunOutcome Trainer::run()
             }
             const double globalRows = agree[0];
             if (heldEvery && batchInEpoch % heldEvery == 0) {
-                const auto result = batch ? impl.runBatch(*batch, rows, globalRows, false, impl.validationReplicas) : SliceResult{};
+                Result<SliceResult> result = SliceResult{};
+                if (batch)
+                    result = impl.runBatch(*batch, rows, globalRows, false, impl.validationReplicas);
+                if (!result)
+                    return fail(result.error());
                 impl.held.rows += double(rows);
-                for (std::size_t o = 0; o < result.outputLossSums.size(); ++o)
-                    impl.held.outputLoss[o] += result.outputLossSums[o];
+                for (std::size_t o = 0; o < result->outputLossSums.size(); ++o)
+                    impl.held.outputLoss[o] += result->outputLossSums[o];
                 continue;
             }
             if (fullGlobalBatch == 0)
@@ -299,6 +336,8 @@ RunOutcome Trainer::run()
                 return fail(s.error());
         }
     }
+    if (auto s = impl.syncFromGpu(); !s.ok())
+        return fail(s.error());
     outcome.status = RunStatus::Ok;
     outcome.steps = impl.step;
     impl.emit({{"event", "run_end"}, {"status", "ok"}, {"step", impl.step}, {"epochs", outcome.epochs}});

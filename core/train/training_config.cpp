@@ -1,5 +1,6 @@
 #include "train/training_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -23,6 +24,39 @@ Result<std::int64_t> integer(const nlohmann::json &t, const char *key, std::int6
 
 } // namespace
 
+Status applyDevices(TrainingConfig &config, const std::vector<std::string> &devices, const std::string &key)
+{
+    if (devices.empty())
+        return Error::invalid(key, "names no device");
+    std::vector<std::string> cpus;
+    std::vector<int> gpus;
+    for (const auto &name : devices) {
+        const bool gpu = name.rfind("cuda", 0) == 0 || name.rfind("gpu", 0) == 0;
+        const std::string prefix = name.rfind("cuda", 0) == 0 ? "cuda" : gpu ? "gpu" : "cpu";
+        if (!gpu && name.rfind("cpu", 0) != 0)
+            return Error::invalid(key, "unknown device '" + name + "' (known: cpu, cpu:N, cuda, cuda:N)");
+        int index = -1;
+        if (name.size() > prefix.size()) {
+            const std::string number = name.substr(prefix.size() + 1);
+            if (name[prefix.size()] != ':' || number.empty() || number.size() > 4 || number.find_first_not_of("0123456789") != std::string::npos)
+                return Error::invalid(key, "unknown device '" + name + "' (known: cpu, cpu:N, cuda, cuda:N)");
+            index = std::stoi(number);
+        }
+        if (gpu)
+            gpus.push_back(index);
+        else
+            cpus.push_back(name);
+    }
+    if (!cpus.empty() && !gpus.empty())
+        return Error::invalid(key, "mixes CPU and GPU devices; a run trains on one backend (all \"cpu\" or all \"cuda:N\")");
+    if (gpus.size() > 1 && std::find(gpus.begin(), gpus.end(), -1) != gpus.end())
+        return Error::invalid(key, "\"cuda\" already means every GPU; list \"cuda:N\" devices to choose some");
+    config.devices = devices;
+    config.gpuDevices = gpus;
+    config.replicas = int(devices.size());
+    return Status::success();
+}
+
 Result<TrainingConfig> parseTrainingConfig(const Project &project)
 {
     TrainingConfig c;
@@ -31,11 +65,11 @@ Result<TrainingConfig> parseTrainingConfig(const Project &project)
         return Error::invalid("training", "must be an object");
     static const std::set<std::string> known{"epochs",        "steps_per_epoch", "seed",       "optimizer",  "global_clipnorm", "strategy",
                                              "replicas",      "devices",         "drop_remainder", "sample_weight", "class_weight",
-                                             "validation",    "checkpoint",      "initial_weights", "threads"};
+                                             "validation",    "checkpoint",      "initial_weights", "threads", "precision"};
     for (auto it = t.begin(); it != t.end(); ++it)
         if (!known.count(it.key()))
             return configError(it.key(), "unknown key (known: epochs, steps_per_epoch, seed, optimizer, global_clipnorm, strategy, replicas, "
-                                         "devices, drop_remainder, sample_weight, class_weight, validation, checkpoint, initial_weights, threads)");
+                                         "devices, precision, drop_remainder, sample_weight, class_weight, validation, checkpoint, initial_weights, threads)");
     auto epochs = integer(t, "epochs", 1, 1);
     if (!epochs)
         return epochs.error();
@@ -81,17 +115,20 @@ Result<TrainingConfig> parseTrainingConfig(const Project &project)
     if (t.contains("devices")) {
         if (!t["devices"].is_array() || t["devices"].empty())
             return configError("devices", "must be a non-empty list such as [\"cpu:0\", \"cpu:1\"]");
+        std::vector<std::string> names;
         for (const auto &d : t["devices"]) {
             if (!d.is_string())
                 return configError("devices", "must be a list of device names");
-            const std::string name = d.get<std::string>();
-            if (name.rfind("cuda", 0) == 0 || name.rfind("gpu", 0) == 0)
-                return configError("devices", "'" + name + "': this build trains on the CPU backend only; use \"cpu\" devices");
-            if (name != "cpu" && name.rfind("cpu:", 0) != 0)
-                return configError("devices", "unknown device '" + name + "' (known: cpu, cpu:N)");
-            c.devices.push_back(name);
+            names.push_back(d.get<std::string>());
         }
-        c.replicas = int(c.devices.size());
+        if (auto s = applyDevices(c, names, "training.devices"); !s.ok())
+            return s.error();
+    }
+    if (t.contains("precision")) {
+        const auto &p = t["precision"];
+        if (!p.is_string() || (p != "fp32" && p != "tf32" && p != "bf16"))
+            return configError("precision", "must be \"fp32\", \"tf32\" (tensor-core products) or \"bf16\" (mixed precision), got " + p.dump());
+        c.precision = p.get<std::string>();
     }
     if (c.strategy == "default" && c.replicas != 1)
         return configError("strategy", "\"default\" runs one replica; use \"mirrored\" for " + std::to_string(c.replicas));

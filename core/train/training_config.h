@@ -2,7 +2,8 @@
 // The project's "training" object, checked: every problem names the key and the reason.
 //   {"epochs": 5, "steps_per_epoch": null, "seed": 1,
 //    "optimizer": {"type": "adam", "learning_rate": 0.001 | schedule, "global_clipnorm": 1.0},
-//    "strategy": "mirrored", "replicas": 2 | "devices": ["cpu:0", "cpu:1"], "drop_remainder": false,
+//    "strategy": "mirrored", "replicas": 2 | "devices": ["cpu:0", "cpu:1"] | ["cuda:0", "cuda:1"] | ["cuda"],
+//    "precision": "fp32" | "tf32" | "bf16", "drop_remainder": false,
 //    "sample_weight": "w", "class_weight": {"0": 1.0, "1": 9.0},
 //    "validation": {"node": "val_batches", "steps": null} | {"split": 0.1},
 //    "checkpoint": {"every_steps": 0, "every_epoch": true, "keep": 2},
@@ -38,6 +39,13 @@ struct TrainingConfig
     std::string strategy = "mirrored";
     int replicas = 1;
     std::vector<std::string> devices; // "cpu:0", ...; empty: `replicas` CPU replicas
+    // GPU replicas, one per entry: a device index, or -1 for "cuda" (every GPU of the machine,
+    // resolved when training starts). The same index twice makes logical replicas on that GPU.
+    // Empty: the CPU backend.
+    std::vector<int> gpuDevices;
+    // Matrix products on a GPU: "fp32", "tf32" (tensor cores, fp32 in and out), "bf16" (mixed
+    // precision: bf16 products, fp32 master weights and accumulation). The CPU backend is fp32.
+    std::string precision = "fp32";
     bool dropRemainder = false;
     std::optional<std::string> sampleWeightFeature;
     std::vector<std::pair<std::int64_t, float>> classWeights;
@@ -50,6 +58,11 @@ struct TrainingConfig
 };
 
 Result<TrainingConfig> parseTrainingConfig(const Project &project);
+
+// Reads a device list ("cpu", "cpu:N", "cuda", "cuda:N", "gpu:N"; CPU and GPU not mixed) into
+// `config`: devices, replicas and gpuDevices. `key` names the setting in errors
+// ("devices", "--device").
+Status applyDevices(TrainingConfig &config, const std::vector<std::string> &devices, const std::string &key);
 
 // Applies "--set key=value" to a project document: `key` is a dotted path into the JSON
 // ("training.epochs", "training.optimizer.learning_rate"), or "nodes.<id>.<param>" for a

@@ -58,7 +58,9 @@ std::optional<LogLine> describeEvent(const QJsonObject &event, int epochs)
         QString text = event.value(QLatin1String("model")).toString();
         if (!text.isEmpty() && !text.endsWith(QLatin1Char('\n')))
             text += QLatin1Char('\n');
-        text += QStringLiteral("Training on %1 x %2 (%3 all-reduce, %4)")
+        const QString device = event.value(QLatin1String("device")).toString(QStringLiteral("cpu"));
+        text += device == QLatin1String("cpu") ? QStringLiteral("Training on ") : QStringLiteral("Training on %1: ").arg(device);
+        text += QStringLiteral("%1 x %2 (%3 all-reduce, %4)")
                     .arg(plural(replicas, QStringLiteral("replica"), QStringLiteral("replicas")),
                          plural(processes, QStringLiteral("process"), QStringLiteral("processes")), event.value(QLatin1String("reducer")).toString(),
                          event.value(QLatin1String("optimizer")).toString());
@@ -68,6 +70,8 @@ std::optional<LogLine> describeEvent(const QJsonObject &event, int epochs)
     }
     if (type == QLatin1String("epoch_end"))
         return LogLine{LogLevel::Info, epochLine(event, epochs)};
+    if (type == QLatin1String("notice"))
+        return LogLine{LogLevel::Warning, QStringLiteral("Note: ") + event.value(QLatin1String("message")).toString()};
     if (type == QLatin1String("checkpoint"))
         return LogLine{LogLevel::Info, QStringLiteral("Checkpoint at step %1: %2").arg(integer(event, "step")).arg(event.value(QLatin1String("path")).toString())};
     if (type == QLatin1String("resumed"))

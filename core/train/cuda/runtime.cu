@@ -87,4 +87,45 @@ void fillBytes(void *dst, int byte, std::size_t bytes, Stream stream)
         SLUICE_CUDA_CHECK(cudaMemsetAsync(dst, byte, bytes, stream));
 }
 
+void copyRowsOnDevice(void *dst, std::size_t dstPitch, const void *src, std::size_t srcPitch, std::size_t rowBytes, std::size_t rows,
+                      Stream stream)
+{
+    if (rowBytes && rows)
+        SLUICE_CUDA_CHECK(cudaMemcpy2DAsync(dst, dstPitch, src, srcPitch, rowBytes, rows, cudaMemcpyDeviceToDevice, stream));
+}
+
+void *hostAllocPinned(std::size_t bytes)
+{
+    if (bytes == 0)
+        return nullptr;
+    void *p = nullptr;
+    SLUICE_CUDA_CHECK(cudaHostAlloc(&p, bytes, cudaHostAllocDefault));
+    return p;
+}
+
+void hostFreePinned(void *p) noexcept
+{
+    if (p)
+        SLUICE_CUDA_CHECK_LOG(cudaFreeHost(p));
+}
+
+Event createEvent()
+{
+    cudaEvent_t e = nullptr;
+    SLUICE_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    return e;
+}
+
+void destroyEvent(Event event) noexcept
+{
+    if (event)
+        SLUICE_CUDA_CHECK_LOG(cudaEventDestroy(event));
+}
+
+void recordEvent(Event event, Stream stream) { SLUICE_CUDA_CHECK(cudaEventRecord(event, stream)); }
+void waitEvent(Stream stream, Event event) { SLUICE_CUDA_CHECK(cudaStreamWaitEvent(stream, event, 0)); }
+void synchronizeEvent(Event event) { SLUICE_CUDA_CHECK(cudaEventSynchronize(event)); }
+
+void memoryInfo(std::size_t &freeBytes, std::size_t &totalBytes) { SLUICE_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes)); }
+
 } // namespace sluice::train::cuda

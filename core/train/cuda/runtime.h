@@ -12,6 +12,7 @@
 #include <string>
 
 struct CUstream_st; // cudaStream_t is `CUstream_st *`
+struct CUevent_st;  // cudaEvent_t is `CUevent_st *`
 
 namespace sluice::train::cuda {
 
@@ -39,5 +40,24 @@ void copyToDevice(void *dst, const void *src, std::size_t bytes, Stream stream);
 void copyToHost(void *dst, const void *src, std::size_t bytes, Stream stream);
 void copyOnDevice(void *dst, const void *src, std::size_t bytes, Stream stream);
 void fillBytes(void *dst, int byte, std::size_t bytes, Stream stream);
+// `rows` rows of `rowBytes` from src (rows `srcPitch` bytes apart) to dst (`dstPitch` apart), on
+// the device: concatenation and its split along the last axis.
+void copyRowsOnDevice(void *dst, std::size_t dstPitch, const void *src, std::size_t srcPitch, std::size_t rowBytes, std::size_t rows,
+                      Stream stream);
+
+// Page-locked host memory: copies from it are truly asynchronous and run at the link's speed.
+void *hostAllocPinned(std::size_t bytes); // 0 bytes gives null
+void hostFreePinned(void *p) noexcept;
+
+// Events order work between streams (the copy stream, the compute stream, NCCL's stream).
+using Event = CUevent_st *;
+Event createEvent();                        // timing disabled: the cheapest kind
+void destroyEvent(Event event) noexcept;
+void recordEvent(Event event, Stream stream);
+void waitEvent(Stream stream, Event event); // work queued later on `stream` waits for the event
+void synchronizeEvent(Event event);         // the host waits
+
+// Free and total memory of the current device, in bytes.
+void memoryInfo(std::size_t &freeBytes, std::size_t &totalBytes);
 
 } // namespace sluice::train::cuda

@@ -13,6 +13,13 @@ public:
     Activation(std::string name, ActivationKind kind) : Layer(std::move(name)), m_kind(kind) {}
 
     std::string className() const override { return "Activation"; }
+    LayerKernelSpec kernelSpec() const override
+    {
+        LayerKernelSpec k;
+        k.kind = LayerKernelSpec::Kind::Activation;
+        k.activation = m_kind;
+        return k;
+    }
 
     Result<Shape> build(const std::vector<Shape> &inputShapes) override
     {

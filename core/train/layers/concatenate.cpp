@@ -15,6 +15,12 @@ public:
     Concatenate(std::string name, std::int64_t axis) : Layer(std::move(name)), m_axis(axis) {}
 
     std::string className() const override { return "Concatenate"; }
+    LayerKernelSpec kernelSpec() const override
+    {
+        LayerKernelSpec k;
+        k.kind = LayerKernelSpec::Kind::Concatenate; // the last axis only (build refuses others)
+        return k;
+    }
 
     Result<Shape> build(const std::vector<Shape> &inputShapes) override
     {

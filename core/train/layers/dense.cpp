@@ -78,6 +78,15 @@ public:
     Dense(std::string name, DenseOptions options) : Layer(std::move(name)), m_opt(std::move(options)) {}
 
     std::string className() const override { return "Dense"; }
+    LayerKernelSpec kernelSpec() const override
+    {
+        LayerKernelSpec k;
+        k.kind = LayerKernelSpec::Kind::Dense;
+        k.units = m_opt.units;
+        k.activation = m_opt.activation;
+        k.useBias = m_opt.useBias;
+        return k;
+    }
 
     Result<Shape> build(const std::vector<Shape> &inputShapes) override
     {

@@ -13,13 +13,21 @@ class Dropout final : public Layer
 {
 public:
     Dropout(std::string name, double rate, std::optional<std::uint64_t> seed)
-        : Layer(std::move(name)), m_rate(rate),
+        : Layer(std::move(name)), m_rate(rate), m_seed(seed),
           m_key(seed ? mixHash(*seed, 0x44726F706F7574ull /* "Dropout" */) : hashString(this->name())),
           m_threshold(std::uint64_t(std::ldexp(rate, 53))), m_scale(float(1.0 / (1.0 - rate)))
     {
     }
 
     std::string className() const override { return "Dropout"; }
+    LayerKernelSpec kernelSpec() const override
+    {
+        LayerKernelSpec k;
+        k.kind = LayerKernelSpec::Kind::Dropout;
+        k.rate = m_rate;
+        k.seed = m_seed;
+        return k;
+    }
 
     Result<Shape> build(const std::vector<Shape> &inputShapes) override
     {
@@ -65,6 +73,7 @@ private:
     }
 
     double m_rate;
+    std::optional<std::uint64_t> m_seed;
     std::uint64_t m_key;
     std::uint64_t m_threshold; // dropped where the top 53 bits of the element's hash are below
     float m_scale;

@@ -16,6 +16,15 @@ public:
     LayerNormalization(std::string name, LayerNormalizationOptions options) : Layer(std::move(name)), m_opt(std::move(options)) {}
 
     std::string className() const override { return "LayerNormalization"; }
+    LayerKernelSpec kernelSpec() const override
+    {
+        LayerKernelSpec k;
+        k.kind = LayerKernelSpec::Kind::LayerNormalization;
+        k.epsilon = m_opt.epsilon;
+        k.center = m_opt.center;
+        k.scale = m_opt.scale;
+        return k;
+    }
 
     Result<Shape> build(const std::vector<Shape> &inputShapes) override
     {

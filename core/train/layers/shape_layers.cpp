@@ -33,6 +33,14 @@ class CopyLayer : public Layer
 public:
     using Layer::Layer;
 
+    // Row-major values are unchanged: on a GPU the output is a copy in the new shape.
+    LayerKernelSpec kernelSpec() const override
+    {
+        LayerKernelSpec k;
+        k.kind = LayerKernelSpec::Kind::Reshape;
+        return k;
+    }
+
     void forward(const PassContext &, std::span<const float *const>, std::span<const FloatTensor *const> inputs, FloatTensor &output,
                  LayerState &) const override
     {

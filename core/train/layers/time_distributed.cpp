@@ -12,6 +12,8 @@ public:
     TimeDistributed(std::string name, std::unique_ptr<Layer> inner) : Layer(std::move(name)), m_inner(std::move(inner)) {}
 
     std::string className() const override { return "TimeDistributed"; }
+    // A Dense over the last axis already maps every time step: the inner layer's kernels do.
+    LayerKernelSpec kernelSpec() const override { return m_inner->kernelSpec(); }
 
     Result<Shape> build(const std::vector<Shape> &inputShapes) override
     {

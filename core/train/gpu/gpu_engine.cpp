@@ -1,0 +1,500 @@
+// The CUDA backend of the trainer (gpu_engine.h): GPUs, their replicas, the gradient sum and
+// the update.
+//
+// Gradient sums, by what the machine offers:
+//  - in-device: logical replicas on one GPU, summed by a kernel in replica order (NCCL refuses
+//    the same device twice);
+//  - nccl: one communicator per GPU (and process, bootstrapped with an id broadcast over MPI).
+//    With one replica per GPU the gradients are all-reduced in buckets while the backward pass
+//    goes on: after the last layer of a bucket is queued, an event on the compute stream makes
+//    the NCCL stream wait, and the bucket's all-reduce runs there (ncclGroupStart/End around
+//    the GPUs of this process), overlapping the earlier layers' backward;
+//  - host: no NCCL (or NCCL refused the devices): each GPU's sum is downloaded, summed in order
+//    (and across processes by the GradientReducer) and uploaded again.
+// Every GPU then clips and updates its own copy of the weights from the same sum.
+#include "train/gpu/gpu_engine.h"
+
+#include "train/cuda/optimizer_kernels.h"
+#include "train/cuda/reduce_kernels.h"
+#include "train/device_query.h"
+#include "train/gpu/gpu_optimizer.h"
+#include "train/gpu/gpu_replica.h"
+#include "train/gpu/nccl_comm.h"
+
+#include <oneapi/tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+namespace sluice::train {
+
+using namespace gpu;
+
+namespace {
+
+// Gradient bytes per all-reduce bucket: large enough for NCCL's bandwidth, small enough that
+// the first bucket starts early in the backward pass.
+constexpr std::size_t kBucketFloats = std::size_t(8) << 20 >> 2; // 8 MiB
+
+struct Bucket
+{
+    std::size_t begin = 0, end = 0; // floats of the flat gradient
+};
+
+std::string deviceName(int index) { return "cuda:" + std::to_string(index); }
+
+class CudaEngine final : public GpuEngine
+{
+public:
+    CudaEngine(const Model &model, GpuEngineOptions options) : m_model(model), m_opt(std::move(options)) {}
+    ~CudaEngine() override;
+
+    Status init(Optimizer &optimizer);
+    std::string description() const override { return m_description; }
+    std::string reducerName() const override { return m_reducerName; }
+    Status setState(std::span<const float> weights, const std::vector<OptimizerSlot> &slots) override;
+    Status getState(std::span<float> weights, std::vector<OptimizerSlot> &slots) override;
+    Result<SliceResult> run(std::span<const BatchSlice> slices, std::span<const PassContext> contexts, float scale, bool training,
+                            std::span<Replica *const> metricHolders) override;
+    Status update(float learningRate, std::int64_t iteration) override;
+
+private:
+    enum class Reduce { InDevice, Nccl, Host };
+    struct Device
+    {
+        GpuHandles gpu;
+        std::unique_ptr<cuda::Blas> blas;
+        cuda::DeviceBuffer<float> weights;
+        std::unique_ptr<GpuOptimizer> optimizer;
+        cuda::DeviceBuffer<double> clipWorkspace;
+        std::vector<std::size_t> replicas;
+        std::unique_ptr<NcclComm> comm;
+        cuda::Stream ncclStream = nullptr;
+        cuda::Event backwardDone = nullptr, reduced = nullptr;
+    };
+    void planBuckets();
+    void reduceBucket(const Bucket &b, bool onNcclStream);
+    float *sumOf(Device &d) { return m_replicas[d.replicas[0]]->gradients(); }
+    Error deviceError(const std::string &what) const;
+
+    const Model &m_model;
+    GpuEngineOptions m_opt;
+    std::vector<std::unique_ptr<Device>> m_devices;
+    std::vector<std::unique_ptr<GpuReplica>> m_replicas;
+    std::vector<std::size_t> m_replicaDevice;
+    Reduce m_reduce = Reduce::InDevice;
+    bool m_overlap = false, m_overlappedThisStep = false;
+    std::vector<Bucket> m_buckets;
+    std::map<std::size_t, std::size_t> m_bucketAfterNode; // node index -> bucket, issued after its backward
+    std::vector<float> m_hostSum, m_hostPart;
+    std::string m_description, m_reducerName;
+};
+
+CudaEngine::~CudaEngine()
+{
+    for (auto &d : m_devices) {
+        try {
+            cuda::setDevice(d->gpu.index);
+            cuda::synchronize(d->gpu.compute);
+        } catch (...) {
+            // the runtime logged it; destructors never throw
+        }
+    }
+    m_replicas.clear();
+    for (auto &d : m_devices) {
+        d->comm.reset();
+        cuda::destroyEvent(d->backwardDone);
+        cuda::destroyEvent(d->reduced);
+        cuda::destroyStream(d->ncclStream);
+        d->optimizer.reset();
+        d->blas.reset();
+        cuda::destroyStream(d->gpu.compute);
+        cuda::destroyStream(d->gpu.copy);
+    }
+}
+
+Error CudaEngine::deviceError(const std::string &what) const
+{
+    std::string names;
+    for (const auto &d : m_devices)
+        names += (names.empty() ? "" : ",") + std::to_string(d->gpu.index);
+    return Error::io("cuda:" + names, what);
+}
+
+Status CudaEngine::init(Optimizer &optimizer)
+{
+    std::vector<std::string> slotNames;
+    for (const auto &s : optimizer.slots())
+        slotNames.push_back(s.name);
+    const auto hyper = optimizer.hyperparameters();
+    const cuda::GemmMode mode = m_opt.precision == "tf32" ? cuda::GemmMode::Tf32 : cuda::GemmMode::Fp32;
+    try {
+        for (int index : m_opt.devices) {
+            auto found = std::find_if(m_devices.begin(), m_devices.end(), [&](auto &d) { return d->gpu.index == index; });
+            if (found == m_devices.end()) {
+                auto d = std::make_unique<Device>();
+                cuda::setDevice(index);
+                d->gpu.index = index;
+                d->gpu.compute = cuda::createStream();
+                d->gpu.copy = cuda::createStream();
+                d->blas = std::make_unique<cuda::Blas>();
+                d->gpu.context = {d->gpu.compute, d->blas.get(), mode, m_opt.precision == "bf16"};
+                d->weights = cuda::DeviceBuffer<float>(m_model.parameterCount());
+                d->optimizer = std::make_unique<GpuOptimizer>(hyper, slotNames, m_model.parameterCount());
+                d->clipWorkspace = cuda::DeviceBuffer<double>(cuda::kGlobalNormWorkspace);
+                m_devices.push_back(std::move(d));
+                found = m_devices.end() - 1;
+            }
+            m_replicaDevice.push_back(std::size_t(found - m_devices.begin()));
+            (*found)->replicas.push_back(m_replicas.size());
+            cuda::setDevice(index);
+            m_replicas.push_back(std::make_unique<GpuReplica>(m_model, (*found)->gpu));
+        }
+    } catch (const cuda::CudaError &e) {
+        return Error::notFound("cuda", e.what());
+    }
+
+    const int processes = m_opt.reducer ? m_opt.reducer->processCount() : 1;
+    std::string why;
+    if (m_devices.size() == 1 && processes == 1) {
+        m_reduce = Reduce::InDevice;
+        m_reducerName = "in-device";
+    } else if (NcclComm::available(why)) {
+        try {
+            // Every process must drive as many GPUs: ranks are process * local + device.
+            std::vector<double> counts{double(m_devices.size()), double(m_devices.size()) * double(m_devices.size())};
+            if (m_opt.reducer)
+                if (auto s = m_opt.reducer->sumAcrossProcesses(counts); !s.ok())
+                    return s.error();
+            if (counts[0] * counts[0] != counts[1] * processes)
+                throw cuda::CudaError("the processes drive different numbers of GPUs");
+            NcclId id;
+            if (processes == 1 || m_opt.reducer->processIndex() == 0)
+                id = NcclComm::newId();
+            if (processes > 1) {
+                // The id's 128 bytes travel as 32 floats: MPI copies their bits.
+                std::vector<float> carrier(32);
+                std::memcpy(carrier.data(), id.bytes.data(), 128);
+                if (auto s = m_opt.reducer->broadcastFromFirst(carrier); !s.ok())
+                    return s.error();
+                std::memcpy(id.bytes.data(), carrier.data(), 128);
+            }
+            std::vector<int> local;
+            for (const auto &d : m_devices)
+                local.push_back(d->gpu.index);
+            const int rank = m_opt.reducer ? m_opt.reducer->processIndex() : 0;
+            auto comms = NcclComm::create(id, processes * int(local.size()), rank * int(local.size()), local);
+            for (std::size_t i = 0; i < m_devices.size(); ++i) {
+                auto &d = *m_devices[i];
+                cuda::setDevice(d.gpu.index);
+                d.comm = std::move(comms[i]);
+                d.ncclStream = cuda::createStream();
+                d.backwardDone = cuda::createEvent();
+                d.reduced = cuda::createEvent();
+            }
+            m_reduce = Reduce::Nccl;
+            m_reducerName = processes > 1 ? "nccl+mpi" : "nccl";
+        } catch (const cuda::CudaError &e) {
+            m_reduce = Reduce::Host;
+            m_reducerName = std::string("host (NCCL: ") + e.what() + ")";
+        }
+    } else {
+        m_reduce = Reduce::Host;
+        m_reducerName = "host (" + why + ")";
+    }
+    if (m_reduce == Reduce::Nccl)
+        planBuckets();
+
+    const auto query = queryGpuDevices();
+    for (const auto &d : m_devices) {
+        std::string name = deviceName(d->gpu.index);
+        for (const auto &g : query.devices)
+            if (g.index == d->gpu.index)
+                name += " (" + g.name + ")";
+        if (d->replicas.size() > 1)
+            name += " x " + std::to_string(d->replicas.size()) + " logical replicas";
+        m_description += (m_description.empty() ? "" : ", ") + name;
+    }
+    m_description += ", " + m_opt.precision;
+    return Status::success();
+}
+
+void CudaEngine::planBuckets()
+{
+    for (const auto &d : m_devices)
+        if (d->replicas.size() != 1)
+            return; // logical replicas are summed in the device first: one all-reduce after the pass
+    const auto &nodes = m_model.nodes();
+    const auto &params = m_model.parameters();
+    std::vector<Bucket> buckets;
+    Bucket open{SIZE_MAX, 0};
+    std::size_t lastNode = 0;
+    for (std::size_t i = nodes.size(); i-- > m_model.inputs().size();) {
+        if (nodes[i].params.empty())
+            continue;
+        for (auto p : nodes[i].params) {
+            open.begin = std::min(open.begin, params[p].offset);
+            open.end = std::max(open.end, params[p].offset + params[p].count);
+        }
+        lastNode = i;
+        if (open.end - open.begin >= kBucketFloats) {
+            m_bucketAfterNode[i] = buckets.size();
+            buckets.push_back(open);
+            open = {SIZE_MAX, 0};
+        }
+    }
+    if (open.begin != SIZE_MAX) {
+        m_bucketAfterNode[lastNode] = buckets.size();
+        buckets.push_back(open);
+    }
+    // Overlap only where the buckets tile the gradient without overlapping (parameters laid out
+    // in layer order); otherwise one all-reduce of everything after the pass.
+    auto sorted = buckets;
+    std::sort(sorted.begin(), sorted.end(), [](auto &a, auto &b) { return a.begin < b.begin; });
+    std::size_t at = 0;
+    for (const auto &b : sorted) {
+        if (b.begin != at) {
+            m_bucketAfterNode.clear();
+            return;
+        }
+        at = b.end;
+    }
+    if (at != m_model.parameterCount()) {
+        m_bucketAfterNode.clear();
+        return;
+    }
+    m_buckets = std::move(buckets);
+    m_overlap = true;
+}
+
+void CudaEngine::reduceBucket(const Bucket &b, bool onNcclStream)
+{
+    for (auto &d : m_devices) {
+        if (!onNcclStream)
+            break;
+        cuda::setDevice(d->gpu.index);
+        cuda::recordEvent(d->backwardDone, d->gpu.compute);
+        cuda::waitEvent(d->ncclStream, d->backwardDone);
+    }
+    NcclComm::groupStart();
+    for (auto &d : m_devices) {
+        cuda::setDevice(d->gpu.index);
+        d->comm->allReduceSum(sumOf(*d) + b.begin, b.end - b.begin, onNcclStream ? d->ncclStream : d->gpu.compute);
+    }
+    NcclComm::groupEnd();
+}
+
+Status CudaEngine::setState(std::span<const float> weights, const std::vector<OptimizerSlot> &slots)
+{
+    try {
+        for (auto &d : m_devices) {
+            cuda::setDevice(d->gpu.index);
+            d->weights.upload(weights, d->gpu.compute);
+            d->optimizer->upload(slots, d->gpu.compute);
+            cuda::synchronize(d->gpu.compute);
+        }
+    } catch (const cuda::CudaError &e) {
+        return deviceError(e.what());
+    }
+    return Status::success();
+}
+
+Status CudaEngine::getState(std::span<float> weights, std::vector<OptimizerSlot> &slots)
+{
+    try {
+        auto &d = *m_devices.front();
+        cuda::setDevice(d.gpu.index);
+        const auto w = d.weights.download(d.gpu.compute);
+        std::copy_n(w.begin(), std::min(w.size(), weights.size()), weights.begin());
+        d.optimizer->download(slots, d.gpu.compute);
+    } catch (const cuda::CudaError &e) {
+        return deviceError(e.what());
+    }
+    return Status::success();
+}
+
+Result<SliceResult> CudaEngine::run(std::span<const BatchSlice> slices, std::span<const PassContext> contexts, float scale, bool training,
+                                    std::span<Replica *const> metricHolders)
+{
+    const std::size_t count = m_replicas.size();
+    std::size_t r = 0;
+    try {
+        for (r = 0; r < count; ++r)
+            m_replicas[r]->reserve(slices[r].rows);
+        // Gathering into pinned memory is host work: every replica's at once.
+        oneapi::tbb::parallel_for(std::size_t(0), count, [&](std::size_t k) {
+            if (slices[k].rows > 0)
+                m_replicas[k]->stage(slices[k]);
+        });
+        for (r = 0; r < count; ++r) {
+            if (slices[r].rows == 0)
+                continue;
+            auto &rep = *m_replicas[r];
+            cuda::setDevice(rep.device().index);
+            rep.upload();
+            rep.forward(contexts[r], m_devices[m_replicaDevice[r]]->weights.data());
+            rep.loss(scale, training);
+        }
+        m_overlappedThisStep = false;
+        if (training) {
+            for (r = 0; r < count; ++r) {
+                cuda::setDevice(m_replicas[r]->device().index);
+                m_replicas[r]->zeroGradients();
+            }
+            // Layer by layer over every replica, so that a bucket's all-reduce starts as soon as
+            // every GPU has queued its last layer.
+            for (std::size_t i = m_model.nodes().size(); i-- > m_model.inputs().size();) {
+                for (r = 0; r < count; ++r) {
+                    if (slices[r].rows == 0)
+                        continue;
+                    cuda::setDevice(m_replicas[r]->device().index);
+                    m_replicas[r]->backwardNode(i, contexts[r], m_devices[m_replicaDevice[r]]->weights.data());
+                }
+                if (m_overlap)
+                    if (auto b = m_bucketAfterNode.find(i); b != m_bucketAfterNode.end())
+                        reduceBucket(m_buckets[b->second], true);
+            }
+            m_overlappedThisStep = m_overlap;
+        }
+        for (auto &d : m_devices) {
+            cuda::setDevice(d->gpu.index);
+            cuda::synchronize(d->gpu.compute);
+        }
+        SliceResult total;
+        total.outputLossSums.assign(m_model.outputs().size(), 0.0);
+        for (r = 0; r < count; ++r) {
+            const auto part = m_replicas[r]->collect(slices[r], r < metricHolders.size() ? metricHolders[r] : nullptr);
+            for (std::size_t o = 0; o < part.outputLossSums.size(); ++o)
+                total.outputLossSums[o] += part.outputLossSums[o];
+            total.finite = total.finite && part.finite;
+        }
+        return total;
+    } catch (const OutOfDeviceMemory &e) {
+        const int device = m_replicas[std::min(r, count - 1)]->device().index;
+        return Error::invalid(deviceName(device), "out of GPU memory for layer '" + e.layer + "' at a batch of " + std::to_string(e.rows) +
+                                                      " rows per replica (" + std::to_string(e.bytes >> 20) + " MiB more): " + e.detail +
+                                                      "; lower the batch size, use more replicas or --precision bf16");
+    } catch (const cuda::CudaError &e) {
+        return deviceError(e.what());
+    } catch (const std::invalid_argument &e) {
+        return deviceError(e.what());
+    }
+}
+
+Status CudaEngine::update(float learningRate, std::int64_t iteration)
+{
+    const auto n = std::int64_t(m_model.parameterCount());
+    try {
+        for (auto &d : m_devices) {
+            if (d->replicas.size() < 2)
+                continue;
+            cuda::setDevice(d->gpu.index);
+            std::vector<const float *> parts;
+            for (auto r : d->replicas)
+                parts.push_back(m_replicas[r]->gradients());
+            cuda::sumBuffers(d->gpu.compute, parts.data(), parts.size(), sumOf(*d), n);
+        }
+        if (m_reduce == Reduce::Nccl) {
+            if (m_overlappedThisStep) {
+                for (auto &d : m_devices) {
+                    cuda::setDevice(d->gpu.index);
+                    cuda::recordEvent(d->reduced, d->ncclStream);
+                    cuda::waitEvent(d->gpu.compute, d->reduced);
+                }
+            } else {
+                reduceBucket({0, std::size_t(n)}, false);
+            }
+        } else if (m_reduce == Reduce::Host) {
+            m_hostSum.assign(std::size_t(n), 0.0f);
+            for (auto &d : m_devices) {
+                cuda::setDevice(d->gpu.index);
+                m_hostPart.resize(std::size_t(n));
+                cuda::copyToHost(m_hostPart.data(), sumOf(*d), std::size_t(n) * sizeof(float), d->gpu.compute);
+                cuda::synchronize(d->gpu.compute);
+                for (std::size_t k = 0; k < m_hostPart.size(); ++k)
+                    m_hostSum[k] += m_hostPart[k];
+            }
+            if (m_opt.reducer) {
+                std::vector<float> *buffers[] = {&m_hostSum};
+                if (auto s = m_opt.reducer->sum(buffers); !s.ok())
+                    return s.error();
+            }
+            for (auto &d : m_devices) {
+                cuda::setDevice(d->gpu.index);
+                cuda::copyToDevice(sumOf(*d), m_hostSum.data(), std::size_t(n) * sizeof(float), d->gpu.compute);
+            }
+        }
+        for (auto &d : m_devices) {
+            cuda::setDevice(d->gpu.index);
+            if (m_opt.globalClipnorm > 0)
+                cuda::clipByGlobalNorm(d->gpu.compute, sumOf(*d), n, m_opt.globalClipnorm, d->clipWorkspace.data());
+            d->optimizer->apply(d->gpu.compute, d->weights.data(), sumOf(*d), learningRate, iteration);
+        }
+        // The host's sum buffer is read by the copies above: wait before it is reused.
+        if (m_reduce == Reduce::Host)
+            for (auto &d : m_devices) {
+                cuda::setDevice(d->gpu.index);
+                cuda::synchronize(d->gpu.compute);
+            }
+    } catch (const cuda::CudaError &e) {
+        return deviceError(e.what());
+    } catch (const std::invalid_argument &e) {
+        return deviceError(e.what());
+    }
+    return Status::success();
+}
+
+} // namespace
+
+Result<std::vector<int>> resolveGpuDevices(const std::vector<int> &requested, std::string &reason)
+{
+    const auto query = queryGpuDevices();
+    if (query.devices.empty()) {
+        reason = query.reason.empty() ? "no GPU found; training on the CPU" : query.reason;
+        return std::vector<int>{};
+    }
+    std::vector<int> out;
+    for (int index : requested) {
+        if (index < 0) {
+            for (const auto &d : query.devices)
+                out.push_back(d.index);
+            continue;
+        }
+        const bool known = std::any_of(query.devices.begin(), query.devices.end(), [&](const sluice::GpuDevice &d) { return d.index == index; });
+        if (!known) {
+            std::string have;
+            for (const auto &d : query.devices)
+                have += (have.empty() ? "" : ", ") + deviceName(d.index) + " " + d.name;
+            return Error::invalid("training.devices", deviceName(index) + " does not exist; this machine has " +
+                                                          std::to_string(query.devices.size()) + " GPU(s): " + have);
+        }
+        out.push_back(index);
+    }
+    return out;
+}
+
+Result<std::unique_ptr<GpuEngine>> createGpuEngine(const Model &model, Optimizer &optimizer, const GpuEngineOptions &options)
+{
+    const auto &nodes = model.nodes();
+    for (std::size_t i = model.inputs().size(); i < nodes.size(); ++i) {
+        std::vector<Shape> inputShapes;
+        for (int in : nodes[i].inputs)
+            inputShapes.push_back(nodes[std::size_t(in)].shape);
+        std::string reason;
+        if (!supportedOnGpu(*nodes[i].layer, inputShapes, nodes[i].shape, reason))
+            return Error::unsupported("layer '" + nodes[i].name + "' (" + nodes[i].layer->className() + ")",
+                                      reason + "; train this model with --device cpu");
+    }
+    for (const auto &in : model.inputs())
+        for (auto d : in.shape)
+            if (d < 0)
+                return Error::unsupported("input '" + in.name + "'", "has an unknown dimension " + shapeString(in.shape) +
+                                                                          "; the CUDA backend needs fixed shapes (pad, or train with --device cpu)");
+    auto engine = std::make_unique<CudaEngine>(model, options);
+    if (auto s = engine->init(optimizer); !s.ok())
+        return s.error();
+    return std::unique_ptr<GpuEngine>(std::move(engine));
+}
+
+} // namespace sluice::train

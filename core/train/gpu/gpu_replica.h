@@ -1,0 +1,103 @@
+#pragma once
+// One replica of the model on a GPU: its activations, gradients and layer scratch in device
+// memory, and its input staging: two pinned host buffers and two device buffers used in turn
+// (double buffering), so that the next batch is gathered and copied (on the device's copy
+// stream) while the compute stream still reads the previous one. The GpuEngine drives it pass
+// by pass, so that it can interleave the replicas of several GPUs and the bucketed all-reduce.
+// Plain C++; CUDA builds only.
+//
+// Threading: stage() may run on any thread (it only fills pinned memory); every other call
+// on the engine's thread, in the order the engine makes them.
+
+#include "train/cuda/device_buffer.h"
+#include "train/gpu/gpu_layer_ops.h"
+#include "train/model.h"
+#include "train/replica.h"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace sluice::train::gpu {
+
+// A GPU's shared objects: its index, streams and cuBLAS handle.
+struct GpuHandles
+{
+    int index = 0;
+    cuda::Stream compute = nullptr;
+    cuda::Stream copy = nullptr;
+    DeviceContext context; // compute stream, cuBLAS, precision
+};
+
+// Not enough device memory for a replica's buffers at this batch size: which layer, how much.
+struct OutOfDeviceMemory
+{
+    std::string layer;
+    std::int64_t rows = 0;
+    std::size_t bytes = 0;
+    std::string detail;
+};
+
+class GpuReplica
+{
+public:
+    GpuReplica(const Model &model, GpuHandles &device);
+    ~GpuReplica();
+    GpuReplica(const GpuReplica &) = delete;
+    GpuReplica &operator=(const GpuReplica &) = delete;
+
+    GpuHandles &device() { return m_device; }
+
+    // Buffers for `rows` rows (grown, never shrunk); throws OutOfDeviceMemory.
+    void reserve(std::int64_t rows);
+    // Copies the slice into the next pinned staging buffer (host work only; waits for that
+    // buffer's previous copy to finish first).
+    void stage(const BatchSlice &slice);
+    // Queues the staged rows' copy on the copy stream; the compute stream waits for it.
+    void upload();
+    void forward(const PassContext &ctx, const float *weights);
+    // The losses' per-sample values (downloaded for collect()) and, when `backward`, dLoss/dPred.
+    void loss(float scale, bool backward);
+    void zeroGradients();
+    // Node `index`'s backward pass, where it has a gradient to pass on (nodes are visited in
+    // reverse by the engine).
+    void backwardNode(std::size_t index, const PassContext &ctx, const float *weights);
+    // After the compute stream is synchronised: the loss sums, and metrics of `holder` updated.
+    SliceResult collect(const BatchSlice &slice, Replica *holder);
+
+    float *gradients() { return m_gradients.data(); }
+    std::int64_t rows() const { return m_rows; }
+
+private:
+    struct Staging
+    {
+        float *pinned = nullptr;               // host
+        cuda::DeviceBuffer<float> device;      // inputs, targets, row weights
+        cuda::Event copied = nullptr;          // on the copy stream: the device buffer holds the rows
+        cuda::Event consumed = nullptr;        // on the compute stream: the pass no longer reads them
+        bool used = false;
+    };
+    const float *inputPtr(std::size_t input) const;
+    const float *targetPtr(std::size_t output) const;
+    const float *rowWeightsPtr() const;
+    std::vector<const float *> paramPtrs(const ModelNode &node, const float *weights) const;
+    LayerCall call(std::size_t index, const float *weights) const;
+
+    const Model &m_model;
+    GpuHandles &m_device;
+    std::int64_t m_capacity = 0, m_rows = 0;
+    bool m_hasWeights = false;
+    std::vector<std::int64_t> m_nodeCounts;       // per node: floats per sample
+    std::vector<std::size_t> m_stagingOffsets;    // per input, then per target, then row weights (in floats per row)
+    std::size_t m_stagingFloatsPerRow = 0;
+    Staging m_staging[2];
+    int m_current = 0;                            // the staging buffer of the pass in flight
+    std::vector<cuda::DeviceBuffer<float>> m_values, m_grads, m_scratch;
+    std::vector<LayerScratch> m_layerScratch;
+    std::vector<bool> m_hasGrad;
+    cuda::DeviceBuffer<float> m_gradients, m_perSample;
+    float *m_lossHost = nullptr;                  // pinned: outputs x rows per-sample losses
+};
+
+} // namespace sluice::train::gpu

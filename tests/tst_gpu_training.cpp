@@ -1,0 +1,227 @@
+// The trainer's CUDA backend end to end. Everywhere: device lists and precision are read as
+// documented, and a run that asks for GPUs where there are none says so once and trains on the
+// CPU to the CPU run's weights. On a GPU (skipped with a message elsewhere): K steps on CUDA
+// equal K steps on the CPU backend (fp32 within float rounding, TF32 and bf16 within their
+// mantissas), 1, 2 and 4 logical replicas on one GPU equal one replica on the global batch,
+// layers without CUDA kernels and batches that do not fit are errors naming the layer.
+#include "support/train_test_support.h"
+#include "train/device_query.h"
+#include "train/training_config.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace sluice;
+using namespace sluice::test;
+
+namespace {
+
+bool hasGpu() { return !queryGpuDevices().devices.empty(); }
+
+// Why the GPU tests cannot run here; empty where they can.
+QString gpuMissing()
+{
+#ifndef SLUICE_HAVE_CUDA
+    return QStringLiteral("built without CUDA: no GPU training to test");
+#else
+    const auto q = queryGpuDevices();
+    return q.devices.empty() ? "no GPU on this machine (" + QString::fromStdString(q.reason) + "): GPU training tests skipped" : QString();
+#endif
+}
+
+// QSKIP returns from the test function itself, so this is a macro.
+#define REQUIRE_GPU()                                 \
+    do {                                              \
+        if (const QString why = gpuMissing(); !why.isEmpty()) \
+            QSKIP(qPrintable(why));                   \
+    } while (0)
+
+nlohmann::json withDevices(nlohmann::json training, const nlohmann::json &devices)
+{
+    training["devices"] = devices;
+    return training;
+}
+
+// Dense (relu, gelu, softmax-free), LayerNormalization, Dropout, Concatenate, two outputs.
+nlohmann::json geluModel()
+{
+    return nlohmann::json::parse(R"({
+      "inputs": [{"name": "x", "feature": "x"}],
+      "layers": [
+        {"class_name": "Dense", "name": "d1", "units": 32, "activation": "gelu"},
+        {"class_name": "Dense", "name": "d2", "units": 32, "activation": "relu"},
+        {"class_name": "Reshape", "name": "r", "target_shape": [4, 8]},
+        {"class_name": "Flatten", "name": "f"},
+        {"class_name": "Dense", "name": "d3", "units": 2}
+      ],
+      "outputs": [{"name": "y", "layer": "d3", "target": "y", "loss": "mse", "metrics": ["mae"]}]})");
+}
+
+} // namespace
+
+class TestGpuTraining : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    std::string dir() const { return m_dir.path().toStdString(); }
+
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        writeTrainingData(dir(), 100);
+    }
+
+    void devicesAndPrecisionAreRead_data()
+    {
+        QTest::addColumn<QString>("training");
+        QTest::addColumn<QString>("expected"); // gpu devices as "0,0" ("-1" for all) or the error's words
+        QTest::newRow("every GPU") << R"({"devices": ["cuda"]})" << "-1";
+        QTest::newRow("two GPUs") << R"({"devices": ["cuda:0", "cuda:1"]})" << "0,1";
+        QTest::newRow("logical replicas") << R"({"devices": ["cuda:0", "cuda:0", "gpu:0"]})" << "0,0,0";
+        QTest::newRow("cpu replicas") << R"({"devices": ["cpu:0", "cpu:1"]})" << "";
+        QTest::newRow("mixed") << R"({"devices": ["cpu", "cuda:0"]})" << "mixes CPU and GPU";
+        QTest::newRow("cuda twice") << R"({"devices": ["cuda", "cuda:1"]})" << "already means every GPU";
+        QTest::newRow("bad index") << R"({"devices": ["cuda:x"]})" << "unknown device 'cuda:x'";
+        QTest::newRow("unknown") << R"({"devices": ["tpu:0"]})" << "unknown device 'tpu:0'";
+        QTest::newRow("precision") << R"({"precision": "fp8"})" << "training.precision";
+    }
+    void devicesAndPrecisionAreRead()
+    {
+        QFETCH(QString, training);
+        QFETCH(QString, expected);
+        auto project = Project::fromJson(trainingProject(mlpModel(), nlohmann::json::parse(training.toStdString()), 10), dir());
+        QVERIFY(project.ok());
+        auto config = train::parseTrainingConfig(*project);
+        const bool error = expected.contains(' ') || expected.contains("precision");
+        if (error) {
+            QVERIFY(!config.ok());
+            QVERIFY2(QString::fromStdString(config.error().message()).contains(expected), qPrintable(QString::fromStdString(config.error().message())));
+            QVERIFY2(QString::fromStdString(config.error().message()).startsWith("training."), qPrintable(QString::fromStdString(config.error().message())));
+            return;
+        }
+        QVERIFY2(config.ok(), qPrintable(QString::fromStdString(config.ok() ? "" : config.error().message())));
+        QStringList got;
+        for (int d : config->gpuDevices)
+            got << QString::number(d);
+        QCOMPARE(got.join(','), expected);
+        QCOMPARE(config->replicas, int(config->devices.size()));
+    }
+
+    // Blueprint decision 4: a run that asks for GPUs where there are none says why, once, and
+    // trains on the CPU backend exactly as a CPU run does.
+    void withoutAGpuTrainingFallsBackToTheCpu()
+    {
+        if (hasGpu())
+            QSKIP("this machine has a GPU: the fallback is for machines without one");
+        const nlohmann::json training{{"epochs", 2}, {"seed", 5}, {"optimizer", {{"type", "adam"}, {"learning_rate", 0.01}}}};
+        auto cpu = runTraining(trainingProject(mlpModel(), training, 32), dir());
+        QVERIFY2(cpu.error.empty(), cpu.error.c_str());
+        auto asked = runTraining(trainingProject(mlpModel(), withDevices(training, {"cuda"}), 32), dir());
+        QVERIFY2(asked.error.empty(), asked.error.c_str());
+        const auto notices = asked.eventsOf("notice");
+        QCOMPARE(notices.size(), std::size_t(1));
+        const std::string message = notices[0]["message"];
+        QVERIFY2(message.find("CPU") != std::string::npos, message.c_str());
+        QCOMPARE(asked.eventsOf("run_start").at(0)["device"].get<std::string>(), std::string("cpu"));
+        QCOMPARE(asked.weights, cpu.weights);
+        QVERIFY(cpu.eventsOf("notice").empty());
+    }
+
+    // K steps on the GPU against the CPU backend, the reference.
+    void cudaMatchesTheCpuBackend_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("optimizer");
+        QTest::addColumn<QString>("precision");
+        QTest::addColumn<double>("tolerance");
+        QTest::newRow("mlp sgd fp32") << "mlp" << "sgd" << "fp32" << 1e-4;
+        QTest::newRow("mlp adam fp32") << "mlp" << "adam" << "fp32" << 1e-4;
+        QTest::newRow("gelu rmsprop fp32") << "gelu" << "rmsprop" << "fp32" << 1e-4;
+        QTest::newRow("multi-input adam dropout fp32") << "multi" << "adam" << "fp32" << 1e-4;
+        QTest::newRow("mlp adam tf32") << "mlp" << "adam" << "tf32" << 3e-3;
+        QTest::newRow("multi-input adam bf16") << "multi" << "adam" << "bf16" << 5e-2;
+    }
+    void cudaMatchesTheCpuBackend()
+    {
+        REQUIRE_GPU();
+        QFETCH(QString, model);
+        QFETCH(QString, optimizer);
+        QFETCH(QString, precision);
+        QFETCH(double, tolerance);
+        const nlohmann::json m = model == "mlp" ? mlpModel() : model == "gelu" ? geluModel() : multiInputModel(0.3);
+        nlohmann::json opt = optimizer == "sgd" ? nlohmann::json{{"type", "sgd"}, {"learning_rate", 0.05}, {"momentum", 0.9}}
+                                                : nlohmann::json{{"type", optimizer.toStdString()}, {"learning_rate", 0.01}};
+        const nlohmann::json training{{"epochs", 2}, {"seed", 11}, {"optimizer", opt}, {"global_clipnorm", 5.0}};
+        auto cpu = runTraining(trainingProject(m, training, 32), dir());
+        QVERIFY2(cpu.error.empty(), cpu.error.c_str());
+        nlohmann::json onGpu = withDevices(training, {"cuda:0"});
+        onGpu["precision"] = precision.toStdString();
+        auto gpu = runTraining(trainingProject(m, onGpu, 32), dir());
+        QVERIFY2(gpu.error.empty(), gpu.error.c_str());
+        QVERIFY2(gpu.eventsOf("run_start").at(0)["device"].get<std::string>().rfind("cuda:0", 0) == 0, gpu.eventsOf("run_start").at(0).dump().c_str());
+        QCOMPARE(gpu.outcome.steps, cpu.outcome.steps);
+        const double diff = maxRelativeDifference(gpu.weights, cpu.weights);
+        QVERIFY2(diff < tolerance, qPrintable(QString("%1: relative difference %2 (tolerance %3)").arg(precision).arg(diff).arg(tolerance)));
+        const double cpuLoss = cpu.eventsOf("epoch_end").back()["loss"], gpuLoss = gpu.eventsOf("epoch_end").back()["loss"];
+        QVERIFY2(std::abs(gpuLoss - cpuLoss) <= 10 * tolerance * std::abs(cpuLoss), qPrintable(QString("loss %1 vs %2").arg(gpuLoss).arg(cpuLoss)));
+        // Metrics come from the GPU's predictions.
+        QVERIFY(gpu.eventsOf("epoch_end").back().contains("mae") || model == "gelu" || model == "multi");
+    }
+
+    // tf.distribute's contract on one GPU: logical replicas on a global batch = one replica.
+    void logicalReplicasEqualOneReplica()
+    {
+        REQUIRE_GPU();
+        std::vector<float> reference;
+        for (int replicas : {1, 2, 4}) {
+            nlohmann::json devices = nlohmann::json::array();
+            for (int r = 0; r < replicas; ++r)
+                devices.push_back("cuda:0");
+            const nlohmann::json training{{"epochs", 2}, {"seed", 7}, {"devices", devices}, {"optimizer", {{"type", "adam"}, {"learning_rate", 0.01}}}};
+            auto run = runTraining(trainingProject(multiInputModel(0.3), training, 32,
+                                                   {{{"id", "shuffle"}, {"op", "global_shuffle"}, {"params", {{"seed", 3}}}}}),
+                                   dir());
+            QVERIFY2(run.error.empty(), run.error.c_str());
+            QCOMPARE(run.outcome.steps, std::int64_t(8));
+            const std::string reducer = run.eventsOf("run_start").at(0)["reducer"];
+            QCOMPARE(QString::fromStdString(reducer), QString("in-device"));
+            if (replicas == 1) {
+                reference = run.weights;
+                continue;
+            }
+            const double diff = maxRelativeDifference(run.weights, reference);
+            QVERIFY2(diff < 1e-5, qPrintable(QString("%1 logical replicas: relative difference %2").arg(replicas).arg(diff)));
+        }
+    }
+
+    void layersWithoutKernelsAreNamed()
+    {
+        REQUIRE_GPU();
+        const auto model = nlohmann::json::parse(R"({
+          "inputs": [{"name": "seq", "feature": "seq"}],
+          "layers": [{"class_name": "GRU", "name": "rnn", "units": 4}, {"class_name": "Dense", "name": "out", "units": 2}],
+          "outputs": [{"name": "y", "layer": "out", "target": "y", "loss": "mse"}]})");
+        auto run = runTraining(trainingProject(model, {{"devices", {"cuda:0"}}}, 10), dir());
+        QVERIFY2(run.error.find("layer 'rnn' (GRU)") != std::string::npos, run.error.c_str());
+        QVERIFY2(run.error.find("--device cpu") != std::string::npos, run.error.c_str());
+    }
+
+    // A batch whose activations cannot fit: an error naming the layer and the batch, no crash.
+    void outOfMemoryNamesTheLayerAndBatch()
+    {
+        REQUIRE_GPU();
+        const auto model = nlohmann::json::parse(R"({
+          "inputs": [{"name": "x", "feature": "x"}],
+          "layers": [{"class_name": "Dense", "name": "huge", "units": 268435456}, {"class_name": "Dense", "name": "out", "units": 2}],
+          "outputs": [{"name": "y", "layer": "out", "target": "y", "loss": "mse"}]})");
+        auto run = runTraining(trainingProject(model, {{"devices", {"cuda:0"}}, {"optimizer", "sgd"}}, 100), dir());
+        QVERIFY2(run.error.find("out of GPU memory for layer 'huge'") != std::string::npos, run.error.c_str());
+        QVERIFY2(run.error.find("batch of 100 rows") != std::string::npos, run.error.c_str());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestGpuTraining)
+#include "tst_gpu_training.moc"
