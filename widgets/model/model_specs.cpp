@@ -142,7 +142,12 @@ QList<ParamSpec> distributionSpecs()
     return {spec("strategy", "enum:mirrored|default", "mirrored",
                  tr("mirrored: synchronous data parallel over the replicas (gradients summed by an all-reduce); default: one replica.")),
             spec("replicas", "int", "1", tr("CPU replicas the global batch is split over (mirrored).")),
-            spec("devices", "list", "", tr("Devices to mirror over instead of a replica count, e.g. cpu:0, cpu:1.")),
+            spec("devices", "list", "",
+                 tr("Devices to mirror over instead of a replica count: cpu:0, cpu:1; cuda (every GPU); cuda:0, cuda:1 (one replica per GPU); "
+                    "cuda:0 twice for two logical replicas on one GPU. Without a GPU the run says so and trains on the CPU.")),
+            spec("precision", "enum:fp32|tf32|bf16", "fp32",
+                 tr("Matrix products on GPUs: fp32; tf32 (tensor cores, about 3e-4 relative error); bf16 (mixed precision with fp32 "
+                    "master weights). The CPU backend computes in fp32.")),
             spec("drop_remainder", "bool", "false",
                  tr("Skip a last global batch smaller than the others (else it is split as evenly as possible)."))};
 }
