@@ -3,13 +3,16 @@
 // CPU to the CPU run's weights. On a GPU (skipped with a message elsewhere): K steps on CUDA
 // equal K steps on the CPU backend (fp32 within float rounding, TF32 and bf16 within their
 // mantissas), 1, 2 and 4 logical replicas on one GPU equal one replica on the global batch,
-// layers without CUDA kernels and batches that do not fit are errors naming the layer.
+// every layer class has GPU kernels, and batches that do not fit are errors naming the layer.
 #include "support/train_test_support.h"
 #include "train/device_query.h"
+#include "train/layer_registry.h"
 #include "train/training_config.h"
 
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <map>
 
 using namespace sluice;
 using namespace sluice::test;
@@ -55,6 +58,24 @@ nlohmann::json geluModel()
         {"class_name": "Dense", "name": "d3", "units": 2}
       ],
       "outputs": [{"name": "y", "layer": "d3", "target": "y", "loss": "mse", "metrics": ["mae"]}]})");
+}
+
+// seq (5, 3) through a GRU returning sequences, TimeDistributed Dense, a GRU or an LSTM, then
+// (LSTM) RepeatVector + Flatten: every recurrent path of the GPU backend.
+nlohmann::json recurrentModel(bool lstm)
+{
+    const std::string second = lstm ? "LSTM" : "GRU";
+    return nlohmann::json::parse(R"({
+      "inputs": [{"name": "seq", "feature": "seq"}],
+      "layers": [
+        {"class_name": "GRU", "name": "g1", "units": 6, "return_sequences": true},
+        {"class_name": "TimeDistributed", "name": "td", "layer": {"class_name": "Dense", "units": 4, "activation": "tanh"}},
+        {"class_name": ")" + second + R"(", "name": "r2", "units": 5},
+        {"class_name": "RepeatVector", "name": "rep", "n": 2},
+        {"class_name": "Flatten", "name": "flat"},
+        {"class_name": "Dense", "name": "out", "units": 2}
+      ],
+      "outputs": [{"name": "y", "layer": "out", "target": "y", "loss": "mse"}]})");
 }
 
 } // namespace
@@ -143,6 +164,8 @@ private Q_SLOTS:
         QTest::newRow("multi-input adam dropout fp32") << "multi" << "adam" << "fp32" << 1e-4;
         QTest::newRow("mlp adam tf32") << "mlp" << "adam" << "tf32" << 3e-3;
         QTest::newRow("multi-input adam bf16") << "multi" << "adam" << "bf16" << 5e-2;
+        QTest::newRow("gru sequences adam fp32") << "gru" << "adam" << "fp32" << 1e-4;
+        QTest::newRow("lstm repeat adam fp32") << "lstm" << "adam" << "fp32" << 1e-4;
     }
     void cudaMatchesTheCpuBackend()
     {
@@ -151,7 +174,7 @@ private Q_SLOTS:
         QFETCH(QString, optimizer);
         QFETCH(QString, precision);
         QFETCH(double, tolerance);
-        const nlohmann::json m = model == "mlp" ? mlpModel() : model == "gelu" ? geluModel() : multiInputModel(0.3);
+        const nlohmann::json m = model == "mlp" ? mlpModel() : model == "gelu" ? geluModel() : model == "multi" ? multiInputModel(0.3) : recurrentModel(model == "lstm");
         nlohmann::json opt = optimizer == "sgd" ? nlohmann::json{{"type", "sgd"}, {"learning_rate", 0.05}, {"momentum", 0.9}}
                                                 : nlohmann::json{{"type", optimizer.toStdString()}, {"learning_rate", 0.01}};
         const nlohmann::json training{{"epochs", 2}, {"seed", 11}, {"optimizer", opt}, {"global_clipnorm", 5.0}};
@@ -197,16 +220,22 @@ private Q_SLOTS:
         }
     }
 
-    void layersWithoutKernelsAreNamed()
+    // Every layer class of the registry tells the GPU backend how to run it (a Kind::None layer
+    // would be refused on GPUs): checked here on every machine, as the spec is host logic.
+    void everyLayerHasGpuKernels()
     {
-        REQUIRE_GPU();
-        const auto model = nlohmann::json::parse(R"({
-          "inputs": [{"name": "seq", "feature": "seq"}],
-          "layers": [{"class_name": "GRU", "name": "rnn", "units": 4}, {"class_name": "Dense", "name": "out", "units": 2}],
-          "outputs": [{"name": "y", "layer": "out", "target": "y", "loss": "mse"}]})");
-        auto run = runTraining(trainingProject(model, {{"devices", {"cuda:0"}}}, 10), dir());
-        QVERIFY2(run.error.find("layer 'rnn' (GRU)") != std::string::npos, run.error.c_str());
-        QVERIFY2(run.error.find("--device cpu") != std::string::npos, run.error.c_str());
+        const std::map<std::string, nlohmann::json> configs{
+            {"Activation", {{"activation", "relu"}}},     {"Concatenate", nlohmann::json::object()}, {"Dense", {{"units", 3}}},
+            {"Dropout", {{"rate", 0.5}}},                 {"Flatten", nlohmann::json::object()},     {"GRU", {{"units", 3}}},
+            {"LSTM", {{"units", 3}}},                     {"LayerNormalization", nlohmann::json::object()},
+            {"RepeatVector", {{"n", 2}}},                 {"Reshape", {{"target_shape", {3, 1}}}},
+            {"TimeDistributed", {{"layer", {{"class_name", "Dense"}, {"units", 2}}}}}};
+        for (const auto &info : train::knownLayers()) {
+            QVERIFY2(configs.count(info.className), ("no test config for layer class " + info.className).c_str());
+            auto layer = train::createLayer(info.className, "l", configs.at(info.className));
+            QVERIFY2(layer.ok(), (info.className + ": " + (layer.ok() ? "" : layer.error().message())).c_str());
+            QVERIFY2((*layer)->kernelSpec().kind != train::LayerKernelSpec::Kind::None, (info.className + " has no GPU kernel spec").c_str());
+        }
     }
 
     // A batch whose activations cannot fit: an error naming the layer and the batch, no crash.

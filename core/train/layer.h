@@ -54,11 +54,14 @@ struct LayerState
 // their name and class, never run wrongly.
 struct LayerKernelSpec
 {
-    enum class Kind { None, Dense, Activation, Dropout, LayerNormalization, Reshape, Concatenate };
+    enum class Kind { None, Dense, Activation, Dropout, LayerNormalization, Reshape, Concatenate, RepeatVector, Gru, Lstm };
     Kind kind = Kind::None;
-    std::int64_t units = 0;                            // Dense
-    ActivationKind activation = ActivationKind::Linear; // Dense, Activation
-    bool useBias = true;                               // Dense
+    std::int64_t units = 0;                            // Dense, GRU, LSTM
+    ActivationKind activation = ActivationKind::Linear; // Dense, Activation; GRU, LSTM: tanh or sigmoid
+    ActivationKind recurrentActivation = ActivationKind::Sigmoid; // GRU, LSTM
+    bool useBias = true;                               // Dense, GRU, LSTM
+    bool returnSequences = false;                      // GRU, LSTM
+    std::int64_t repeats = 0;                          // RepeatVector
     double rate = 0;                                   // Dropout
     std::optional<std::uint64_t> seed;                 // Dropout
     double epsilon = 1e-3;                             // LayerNormalization

@@ -5,7 +5,6 @@
 #include "train/cuda/activation_kernels.h"
 #include "train/cuda/dropout_kernels.h"
 #include "train/cuda/layer_norm_kernels.h"
-#include "train/cuda/reduce_kernels.h"
 
 #include <stdexcept>
 
@@ -151,6 +150,13 @@ void layerForward(const DeviceContext &dc, const LayerCall &call, const PassCont
     case Kind::Reshape:
         copyValues(dc, output, call.inputs[0], n);
         return;
+    case Kind::Gru:
+    case Kind::Lstm:
+        recurrentForward(dc, call, output, scratch);
+        return;
+    case Kind::RepeatVector:
+        repeatVectorForward(dc, call, output);
+        return;
     case Kind::Concatenate: {
         const std::int64_t total = lastDim(call.outputShape), R = axisRows(call.rows, call.outputShape);
         std::int64_t at = 0;
@@ -201,6 +207,14 @@ void layerBackward(const DeviceContext &dc, const LayerCall &call, const PassCon
     case Kind::Reshape:
         if (dx)
             copyValues(dc, dx, dOutput, n);
+        return;
+    case Kind::Gru:
+    case Kind::Lstm:
+        recurrentBackward(dc, call, dOutput, dx, grads, scratch);
+        return;
+    case Kind::RepeatVector:
+        if (dx)
+            repeatVectorBackward(dc, call, dOutput, dx, scratch);
         return;
     case Kind::Concatenate: {
         const std::int64_t total = lastDim(call.outputShape), R = axisRows(call.rows, call.outputShape);

@@ -33,6 +33,7 @@ struct LayerScratch
     cuda::DeviceBuffer<cuda::Bf16> inputBf16;    // bf16 Dense: the input, kept for the kernel's gradient
     cuda::DeviceBuffer<cuda::Bf16> kernelBf16;   // bf16 Dense: the kernel of this step
     cuda::DeviceBuffer<cuda::Bf16> gradientBf16; // bf16 Dense: dLoss/dz
+    std::vector<cuda::DeviceBuffer<float>> buffers; // GRU, LSTM (their time-major states), RepeatVector
 };
 
 // One application of a layer to `rows` samples.
@@ -56,6 +57,13 @@ void layerForward(const DeviceContext &dc, const LayerCall &call, const PassCont
 // layers do).
 void layerBackward(const DeviceContext &dc, const LayerCall &call, const PassContext &ctx, const float *output, float *dOutput,
                    std::span<float *const> dInputs, std::span<float *const> grads, LayerScratch &scratch);
+
+// The recurrent layers and RepeatVector (gpu_recurrent_ops.cpp), called by the two above.
+void recurrentForward(const DeviceContext &dc, const LayerCall &call, float *output, LayerScratch &scratch);
+void recurrentBackward(const DeviceContext &dc, const LayerCall &call, const float *dOutput, float *dInput, std::span<float *const> grads,
+                       LayerScratch &scratch);
+void repeatVectorForward(const DeviceContext &dc, const LayerCall &call, float *output);
+void repeatVectorBackward(const DeviceContext &dc, const LayerCall &call, const float *dOutput, float *dInput, LayerScratch &scratch);
 
 // Grows `buffer` to at least n elements (contents lost when it grows).
 template <typename T>

@@ -108,6 +108,18 @@ public:
     Lstm(std::string name, RecurrentOptions options) : Layer(std::move(name)), m_opt(std::move(options)) {}
 
     std::string className() const override { return "LSTM"; }
+    LayerKernelSpec kernelSpec() const override
+    {
+        auto kind = [](GateActivation a) { return a == GateActivation::Tanh ? ActivationKind::Tanh : ActivationKind::Sigmoid; };
+        LayerKernelSpec k;
+        k.kind = LayerKernelSpec::Kind::Lstm;
+        k.units = m_opt.units;
+        k.activation = kind(m_opt.activation);
+        k.recurrentActivation = kind(m_opt.recurrentActivation);
+        k.useBias = m_opt.useBias;
+        k.returnSequences = m_opt.returnSequences;
+        return k;
+    }
 
     Result<Shape> build(const std::vector<Shape> &inputShapes) override
     {

@@ -117,6 +117,13 @@ class RepeatVector final : public Layer
 public:
     RepeatVector(std::string name, std::int64_t n) : Layer(std::move(name)), m_n(n) {}
     std::string className() const override { return "RepeatVector"; }
+    LayerKernelSpec kernelSpec() const override
+    {
+        LayerKernelSpec k;
+        k.kind = LayerKernelSpec::Kind::RepeatVector;
+        k.repeats = m_n;
+        return k;
+    }
 
     Result<Shape> build(const std::vector<Shape> &inputShapes) override
     {
