@@ -334,7 +334,7 @@ Result<SliceResult> CudaEngine::run(std::span<const BatchSlice> slices, std::spa
             cuda::setDevice(rep.device().index);
             rep.upload();
             rep.forward(contexts[r], m_devices[m_replicaDevice[r]]->weights.data());
-            rep.loss(scale, training);
+            rep.loss(scale, training, r < metricHolders.size() ? metricHolders[r] : nullptr);
         }
         m_overlappedThisStep = false;
         if (training) {
@@ -357,10 +357,8 @@ Result<SliceResult> CudaEngine::run(std::span<const BatchSlice> slices, std::spa
             }
             m_overlappedThisStep = m_overlap;
         }
-        for (auto &d : m_devices) {
-            cuda::setDevice(d->gpu.index);
-            cuda::synchronize(d->gpu.compute);
-        }
+        // Only the losses (and predictions for metrics) are waited for: the backward pass goes on
+        // while the trainer checks the loss, reads the next batch and stages it.
         SliceResult total;
         total.outputLossSums.assign(m_model.outputs().size(), 0.0);
         for (r = 0; r < count; ++r) {

@@ -69,6 +69,8 @@ GpuReplica::GpuReplica(const Model &model, GpuHandles &device)
         s.copied = cuda::createEvent();
         s.consumed = cuda::createEvent();
     }
+    m_lossReady = cuda::createEvent();
+    m_predHost.assign(model.outputs().size(), nullptr);
 }
 
 GpuReplica::~GpuReplica()
@@ -85,6 +87,9 @@ GpuReplica::~GpuReplica()
         cuda::hostFreePinned(s.pinned);
     }
     cuda::hostFreePinned(m_lossHost);
+    for (float *p : m_predHost)
+        cuda::hostFreePinned(p);
+    cuda::destroyEvent(m_lossReady);
 }
 
 void GpuReplica::reserve(std::int64_t rows)
@@ -225,7 +230,7 @@ void GpuReplica::forward(const PassContext &ctx, const float *weights)
         layerForward(m_device.context, call(i, weights), ctx, m_values[i].data(), m_layerScratch[i]);
 }
 
-void GpuReplica::loss(float scale, bool backward)
+void GpuReplica::loss(float scale, bool backward, Replica *holder)
 {
     const auto stream = m_device.compute;
     std::fill(m_hasGrad.begin(), m_hasGrad.end(), false);
@@ -246,6 +251,23 @@ void GpuReplica::loss(float scale, bool backward)
             m_hasGrad[node] = true;
     }
     cuda::copyToHost(m_lossHost, m_perSample.data(), std::size_t(m_rows) * outputs.size() * sizeof(float), stream);
+    for (std::size_t o = 0; o < outputs.size(); ++o) {
+        if (!holder || holder->metrics()[o].empty())
+            continue;
+        const auto node = std::size_t(outputs[o].node);
+        if (m_predCapacity < m_capacity) {
+            cuda::synchronizeEvent(m_lossReady); // the host is done with the old buffers
+            for (auto &p : m_predHost) {
+                cuda::hostFreePinned(p);
+                p = nullptr;
+            }
+            m_predCapacity = m_capacity;
+        }
+        if (!m_predHost[o])
+            m_predHost[o] = static_cast<float *>(cuda::hostAllocPinned(std::size_t(m_capacity * m_nodeCounts[node]) * sizeof(float)));
+        cuda::copyToHost(m_predHost[o], m_values[node].data(), std::size_t(m_rows * m_nodeCounts[node]) * sizeof(float), stream);
+    }
+    cuda::recordEvent(m_lossReady, stream);
     if (!backward)
         cuda::recordEvent(m_staging[m_current].consumed, stream);
 }
@@ -298,6 +320,7 @@ SliceResult GpuReplica::collect(const BatchSlice &slice, Replica *holder)
     result.outputLossSums.assign(outputs.size(), 0.0);
     if (slice.rows == 0)
         return result;
+    cuda::synchronizeEvent(m_lossReady);
     for (std::size_t o = 0; o < outputs.size(); ++o) {
         const float *perSample = m_lossHost + std::size_t(m_rows) * o;
         double sum = 0;
@@ -313,8 +336,7 @@ SliceResult GpuReplica::collect(const BatchSlice &slice, Replica *holder)
             shape.push_back(d);
         FloatTensor pred;
         pred.resize(shape);
-        cuda::copyToHost(pred.ptr(), m_values[node].data(), pred.size() * sizeof(float), m_device.compute);
-        cuda::synchronize(m_device.compute);
+        std::copy_n(m_predHost[o], pred.size(), pred.ptr());
         for (auto &m : holder->metrics()[o])
             m->update(pred, slice.targets[o], slice.weights);
     }

@@ -57,13 +57,16 @@ public:
     // Queues the staged rows' copy on the copy stream; the compute stream waits for it.
     void upload();
     void forward(const PassContext &ctx, const float *weights);
-    // The losses' per-sample values (downloaded for collect()) and, when `backward`, dLoss/dPred.
-    void loss(float scale, bool backward);
+    // The losses' per-sample values and, for outputs whose metrics `holder` keeps, the
+    // predictions, downloaded into pinned memory for collect(); when `backward`, dLoss/dPred.
+    // An event marks the downloads, so the host reads them while the backward pass still runs.
+    void loss(float scale, bool backward, Replica *holder);
     void zeroGradients();
     // Node `index`'s backward pass, where it has a gradient to pass on (nodes are visited in
     // reverse by the engine).
     void backwardNode(std::size_t index, const PassContext &ctx, const float *weights);
-    // After the compute stream is synchronised: the loss sums, and metrics of `holder` updated.
+    // Waits for loss()'s downloads (not for the rest of the pass): the loss sums, and the
+    // metrics of `holder` updated.
     SliceResult collect(const BatchSlice &slice, Replica *holder);
 
     float *gradients() { return m_gradients.data(); }
@@ -98,6 +101,9 @@ private:
     std::vector<bool> m_hasGrad;
     cuda::DeviceBuffer<float> m_gradients, m_perSample;
     float *m_lossHost = nullptr;                  // pinned: outputs x rows per-sample losses
+    std::vector<float *> m_predHost;              // pinned, per output with metrics: rows x its values
+    std::int64_t m_predCapacity = 0;              // rows m_predHost holds
+    cuda::Event m_lossReady = nullptr;            // on the compute stream, after the downloads
 };
 
 } // namespace sluice::train::gpu
