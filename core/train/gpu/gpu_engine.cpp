@@ -24,6 +24,7 @@
 #include <oneapi/tbb/parallel_for.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 
@@ -43,6 +44,21 @@ struct Bucket
 };
 
 std::string deviceName(int index) { return "cuda:" + std::to_string(index); }
+
+// This process's rank among the processes of its machine and their number, from the variables
+// MPI launchers set (Open MPI, MPICH / Hydra, Slurm); {0, 1} outside a launcher.
+std::pair<int, int> localRank()
+{
+    const char *pairs[][2] = {{"OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"},
+                              {"MPI_LOCALRANKID", "MPI_LOCALNRANKS"},
+                              {"SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"}};
+    for (const auto &p : pairs) {
+        const char *rank = std::getenv(p[0]), *size = std::getenv(p[1]);
+        if (rank && size && std::atoi(size) > 0)
+            return {std::atoi(rank), std::atoi(size)};
+    }
+    return {0, 1};
+}
 
 class CudaEngine final : public GpuEngine
 {
@@ -455,8 +471,13 @@ Result<std::vector<int>> resolveGpuDevices(const std::vector<int> &requested, st
     std::vector<int> out;
     for (int index : requested) {
         if (index < 0) {
-            for (const auto &d : query.devices)
-                out.push_back(d.index);
+            // "cuda": every GPU of the machine, shared out between the processes an MPI launcher
+            // started on it (process k of L takes GPUs k, k + L, ...; more processes than GPUs share).
+            const auto [rank, local] = localRank();
+            const int count = int(query.devices.size());
+            for (int k = 0; k < count; ++k)
+                if (local <= 1 || (count >= local ? k % local == rank % local : k == rank % count))
+                    out.push_back(query.devices[std::size_t(k)].index);
             continue;
         }
         const bool known = std::any_of(query.devices.begin(), query.devices.end(), [&](const sluice::GpuDevice &d) { return d.index == index; });
