@@ -5,8 +5,9 @@
 
 namespace sluice::train {
 
-Replica::Replica(const Model &model)
-    : m_model(model), m_activations(model.nodes().size()), m_dActivations(model.nodes().size()), m_states(model.nodes().size()), m_gradients(model.parameterCount(), 0.0f)
+Replica::Replica(const Model &model, bool withGradients)
+    : m_model(model), m_activations(model.nodes().size()), m_dActivations(model.nodes().size()), m_states(model.nodes().size()),
+      m_gradients(withGradients ? model.parameterCount() : 0, 0.0f)
 {
     for (const auto &out : model.outputs()) {
         std::vector<std::unique_ptr<Metric>> metrics;

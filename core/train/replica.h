@@ -35,7 +35,9 @@ struct SliceResult
 class Replica
 {
 public:
-    explicit Replica(const Model &model);
+    // Without `withGradients` the replica has no gradient buffer (validation, or metrics only
+    // for a GPU replica) and runs forward only.
+    explicit Replica(const Model &model, bool withGradients = true);
     ~Replica();
 
     // Forward over `slice`; with `backward`, also the gradients of

@@ -135,6 +135,16 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Project &project, const T
         auto devices = resolveGpuDevices(config.gpuDevices, impl.deviceNote);
         if (!devices)
             return devices.error();
+        if (impl.workers() > 1) {
+            // Every process trains on the same backend: GPUs only where every one has them.
+            std::vector<double> found{devices->empty() ? 0.0 : 1.0};
+            if (auto s = impl.reducer->sumAcrossProcesses(found); !s.ok())
+                return s.error();
+            if (found[0] < impl.workers() && !devices->empty()) {
+                devices->clear();
+                impl.deviceNote = "another process found no GPU; every process trains on the CPU";
+            }
+        }
         if (!devices->empty()) {
             GpuEngineOptions gpuOptions;
             gpuOptions.devices = *devices;
@@ -154,8 +164,9 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Project &project, const T
         }
     }
     for (int r = 0; r < replicaCount; ++r) {
-        impl.replicas.push_back(std::make_unique<Replica>(*impl.model));
-        impl.validationReplicas.push_back(std::make_unique<Replica>(*impl.model));
+        // With a GPU engine these hold only the metrics: no gradient buffers on the host.
+        impl.replicas.push_back(std::make_unique<Replica>(*impl.model, !impl.gpu));
+        impl.validationReplicas.push_back(std::make_unique<Replica>(*impl.model, false));
     }
     impl.slices.resize(std::size_t(replicaCount));
     impl.train.reset(impl.model->outputs().size());

@@ -89,6 +89,7 @@ private:
         cuda::Stream ncclStream = nullptr;
         cuda::Event backwardDone = nullptr, reduced = nullptr;
     };
+    Status initNccl(); // the communicators, or the host sum (agreed by every process)
     void planBuckets();
     void reduceBucket(const Bucket &b, bool onNcclStream);
     float *sumOf(Device &d) { return m_replicas[d.replicas[0]]->gradients(); }
@@ -109,21 +110,37 @@ private:
 
 CudaEngine::~CudaEngine()
 {
+    // Everything queued finishes before anything it uses is freed; each object goes with its
+    // device current.
     for (auto &d : m_devices) {
         try {
             cuda::setDevice(d->gpu.index);
-            cuda::synchronize(d->gpu.compute);
+            for (cuda::Stream st : {d->gpu.compute, d->gpu.copy, d->ncclStream})
+                if (st)
+                    cuda::synchronize(st);
         } catch (...) {
             // the runtime logged it; destructors never throw
         }
     }
-    m_replicas.clear();
+    for (std::size_t r = 0; r < m_replicas.size(); ++r) {
+        try {
+            cuda::setDevice(m_replicas[r]->device().index);
+        } catch (...) {
+        }
+        m_replicas[r].reset();
+    }
     for (auto &d : m_devices) {
+        try {
+            cuda::setDevice(d->gpu.index);
+        } catch (...) {
+        }
         d->comm.reset();
         cuda::destroyEvent(d->backwardDone);
         cuda::destroyEvent(d->reduced);
         cuda::destroyStream(d->ncclStream);
         d->optimizer.reset();
+        d->weights = {};
+        d->clipWorkspace = {};
         d->blas.reset();
         cuda::destroyStream(d->gpu.compute);
         cuda::destroyStream(d->gpu.copy);
@@ -145,6 +162,17 @@ Status CudaEngine::init(Optimizer &optimizer)
         slotNames.push_back(s.name);
     const auto hyper = optimizer.hyperparameters();
     const cuda::GemmMode mode = m_opt.precision == "tf32" ? cuda::GemmMode::Tf32 : cuda::GemmMode::Fp32;
+    const int processes = m_opt.reducer ? m_opt.reducer->processCount() : 1;
+    // Several processes take every decision below together (an MPI collective each), so that
+    // none waits in a call the others do not make.
+    auto everyProcess = [&](bool mine) -> Result<bool> {
+        std::vector<double> v{mine ? 1.0 : 0.0};
+        if (processes > 1 && m_opt.reducer)
+            if (auto s = m_opt.reducer->sumAcrossProcesses(v); !s.ok())
+                return s.error();
+        return v[0] == double(processes);
+    };
+    std::optional<Error> setupError;
     try {
         for (int index : m_opt.devices) {
             auto found = std::find_if(m_devices.begin(), m_devices.end(), [&](auto &d) { return d->gpu.index == index; });
@@ -154,7 +182,15 @@ Status CudaEngine::init(Optimizer &optimizer)
                 d->gpu.index = index;
                 d->gpu.compute = cuda::createStream();
                 d->gpu.copy = cuda::createStream();
-                d->blas = std::make_unique<cuda::Blas>();
+                try {
+                    d->blas = std::make_unique<cuda::Blas>();
+                } catch (const cuda::CudaError &e) {
+                    // cuBLAS missing: the run goes on, on the CPU (blueprint decision 4).
+                    setupError = Error::notFound("cuda", e.what());
+                    cuda::destroyStream(d->gpu.compute);
+                    cuda::destroyStream(d->gpu.copy);
+                    break;
+                }
                 d->gpu.context = {d->gpu.compute, d->blas.get(), mode, m_opt.precision == "bf16"};
                 d->weights = cuda::DeviceBuffer<float>(m_model.parameterCount());
                 d->optimizer = std::make_unique<GpuOptimizer>(hyper, slotNames, m_model.parameterCount());
@@ -167,60 +203,33 @@ Status CudaEngine::init(Optimizer &optimizer)
             cuda::setDevice(index);
             m_replicas.push_back(std::make_unique<GpuReplica>(m_model, (*found)->gpu));
         }
-    } catch (const cuda::CudaError &e) {
-        return Error::notFound("cuda", e.what());
+    } catch (const std::exception &e) {
+        setupError = Error::io("cuda", std::string("setting up the GPUs failed: ") + e.what());
     }
+    auto allSetUp = everyProcess(!setupError);
+    if (!allSetUp)
+        return allSetUp.error();
+    if (setupError)
+        return *setupError;
+    if (!*allSetUp)
+        return Error::notFound("cuda", "another process could not set up its GPUs");
 
-    const int processes = m_opt.reducer ? m_opt.reducer->processCount() : 1;
     std::string why;
+    const bool ncclHere = NcclComm::available(why);
     if (m_devices.size() == 1 && processes == 1) {
         m_reduce = Reduce::InDevice;
         m_reducerName = "in-device";
-    } else if (NcclComm::available(why)) {
-        try {
-            // Every process must drive as many GPUs: ranks are process * local + device.
-            std::vector<double> counts{double(m_devices.size()), double(m_devices.size()) * double(m_devices.size())};
-            if (m_opt.reducer)
-                if (auto s = m_opt.reducer->sumAcrossProcesses(counts); !s.ok())
-                    return s.error();
-            if (counts[0] * counts[0] != counts[1] * processes)
-                throw cuda::CudaError("the processes drive different numbers of GPUs");
-            NcclId id;
-            if (processes == 1 || m_opt.reducer->processIndex() == 0)
-                id = NcclComm::newId();
-            if (processes > 1) {
-                // The id's 128 bytes travel as 32 floats: MPI copies their bits.
-                std::vector<float> carrier(32);
-                std::memcpy(carrier.data(), id.bytes.data(), 128);
-                if (auto s = m_opt.reducer->broadcastFromFirst(carrier); !s.ok())
-                    return s.error();
-                std::memcpy(id.bytes.data(), carrier.data(), 128);
-            }
-            std::vector<int> local;
-            for (const auto &d : m_devices)
-                local.push_back(d->gpu.index);
-            const int rank = m_opt.reducer ? m_opt.reducer->processIndex() : 0;
-            auto comms = NcclComm::create(id, processes * int(local.size()), rank * int(local.size()), local);
-            for (std::size_t i = 0; i < m_devices.size(); ++i) {
-                auto &d = *m_devices[i];
-                cuda::setDevice(d.gpu.index);
-                d.comm = std::move(comms[i]);
-                d.ncclStream = cuda::createStream();
-                d.backwardDone = cuda::createEvent();
-                d.reduced = cuda::createEvent();
-            }
-            m_reduce = Reduce::Nccl;
-            m_reducerName = processes > 1 ? "nccl+mpi" : "nccl";
-        } catch (const cuda::CudaError &e) {
-            m_reduce = Reduce::Host;
-            m_reducerName = std::string("host (NCCL: ") + e.what() + ")";
-        }
     } else {
+        auto ncclEverywhere = everyProcess(ncclHere);
+        if (!ncclEverywhere)
+            return ncclEverywhere.error();
         m_reduce = Reduce::Host;
-        m_reducerName = "host (" + why + ")";
+        m_reducerName = "host (" + (ncclHere ? std::string("NCCL is missing in another process") : why) + ")";
+        if (*ncclEverywhere) {
+            if (auto s = initNccl(); !s.ok())
+                return s.error();
+        }
     }
-    if (m_reduce == Reduce::Nccl)
-        planBuckets();
 
     const auto query = queryGpuDevices();
     for (const auto &d : m_devices) {
@@ -236,6 +245,79 @@ Status CudaEngine::init(Optimizer &optimizer)
     return Status::success();
 }
 
+Status CudaEngine::initNccl()
+{
+    const int processes = m_opt.reducer ? m_opt.reducer->processCount() : 1;
+    const int rank = m_opt.reducer ? m_opt.reducer->processIndex() : 0;
+    auto sumEverywhere = [&](std::vector<double> &v) { return processes > 1 ? m_opt.reducer->sumAcrossProcesses(v) : Status::success(); };
+    // Every process must drive as many GPUs (ranks are process * local + device): sum(d)^2 equals
+    // P * sum(d^2) exactly when every d is the same.
+    const double local = double(m_devices.size());
+    std::vector<double> counts{local, local * local};
+    if (auto s = sumEverywhere(counts); !s.ok())
+        return s;
+    if (counts[0] * counts[0] != counts[1] * processes) {
+        m_reducerName = "host (the processes drive different numbers of GPUs)";
+        return Status::success();
+    }
+    NcclId id;
+    std::string failure;
+    if (rank == 0) {
+        try {
+            id = NcclComm::newId();
+        } catch (const std::exception &e) {
+            failure = e.what();
+        }
+    }
+    std::vector<double> failed{failure.empty() ? 0.0 : 1.0};
+    if (auto s = sumEverywhere(failed); !s.ok())
+        return s;
+    if (failed[0] > 0) {
+        m_reducerName = "host (NCCL: " + (failure.empty() ? std::string("rank 0 could not create an id") : failure) + ")";
+        return Status::success();
+    }
+    if (processes > 1) {
+        // The id's 128 bytes travel as 32 floats: MPI copies their bits.
+        std::vector<float> carrier(32);
+        std::memcpy(carrier.data(), id.bytes.data(), 128);
+        if (auto s = m_opt.reducer->broadcastFromFirst(carrier); !s.ok())
+            return s;
+        std::memcpy(id.bytes.data(), carrier.data(), 128);
+    }
+    std::vector<int> indices;
+    for (const auto &d : m_devices)
+        indices.push_back(d->gpu.index);
+    std::vector<std::unique_ptr<NcclComm>> comms;
+    try {
+        comms = NcclComm::create(id, processes * int(indices.size()), rank * int(indices.size()), indices);
+    } catch (const std::exception &e) {
+        failure = e.what(); // e.g. the same GPU in two processes: NCCL refuses duplicates
+    }
+    failed = {failure.empty() ? 0.0 : 1.0};
+    if (auto s = sumEverywhere(failed); !s.ok())
+        return s;
+    if (failed[0] > 0) {
+        m_reducerName = "host (NCCL: " + (failure.empty() ? std::string("another process could not join") : failure) + ")";
+        return Status::success();
+    }
+    try {
+        for (std::size_t i = 0; i < m_devices.size(); ++i) {
+            auto &d = *m_devices[i];
+            cuda::setDevice(d.gpu.index);
+            d.comm = std::move(comms[i]);
+            d.ncclStream = cuda::createStream();
+            d.backwardDone = cuda::createEvent();
+            d.reduced = cuda::createEvent();
+        }
+    } catch (const std::exception &e) {
+        return deviceError(e.what());
+    }
+    m_reduce = Reduce::Nccl;
+    m_reducerName = processes > 1 ? "nccl+mpi" : "nccl";
+    planBuckets();
+    return Status::success();
+}
+
 void CudaEngine::planBuckets()
 {
     for (const auto &d : m_devices)
@@ -243,6 +325,16 @@ void CudaEngine::planBuckets()
             return; // logical replicas are summed in the device first: one all-reduce after the pass
     const auto &nodes = m_model.nodes();
     const auto &params = m_model.parameters();
+    // A parameter's span runs to where the next one starts (the flat buffer pads each array to
+    // an aligned size), the last one's to the end of the buffer.
+    std::vector<std::size_t> offsets;
+    for (const auto &p : params)
+        offsets.push_back(p.offset);
+    std::sort(offsets.begin(), offsets.end());
+    auto spanEnd = [&](std::size_t offset) {
+        const auto next = std::upper_bound(offsets.begin(), offsets.end(), offset);
+        return next == offsets.end() ? m_model.parameterCount() : *next;
+    };
     std::vector<Bucket> buckets;
     Bucket open{SIZE_MAX, 0};
     std::size_t lastNode = 0;
@@ -251,7 +343,7 @@ void CudaEngine::planBuckets()
             continue;
         for (auto p : nodes[i].params) {
             open.begin = std::min(open.begin, params[p].offset);
-            open.end = std::max(open.end, params[p].offset + params[p].count);
+            open.end = std::max(open.end, spanEnd(params[p].offset));
         }
         lastNode = i;
         if (open.end - open.begin >= kBucketFloats) {
@@ -294,9 +386,17 @@ void CudaEngine::reduceBucket(const Bucket &b, bool onNcclStream)
         cuda::waitEvent(d->ncclStream, d->backwardDone);
     }
     NcclComm::groupStart();
-    for (auto &d : m_devices) {
-        cuda::setDevice(d->gpu.index);
-        d->comm->allReduceSum(sumOf(*d) + b.begin, b.end - b.begin, onNcclStream ? d->ncclStream : d->gpu.compute);
+    try {
+        for (auto &d : m_devices) {
+            cuda::setDevice(d->gpu.index);
+            d->comm->allReduceSum(sumOf(*d) + b.begin, b.end - b.begin, onNcclStream ? d->ncclStream : d->gpu.compute);
+        }
+    } catch (...) {
+        try {
+            NcclComm::groupEnd(); // never leave the group open
+        } catch (...) {
+        }
+        throw;
     }
     NcclComm::groupEnd();
 }
@@ -310,7 +410,7 @@ Status CudaEngine::setState(std::span<const float> weights, const std::vector<Op
             d->optimizer->upload(slots, d->gpu.compute);
             cuda::synchronize(d->gpu.compute);
         }
-    } catch (const cuda::CudaError &e) {
+    } catch (const std::exception &e) {
         return deviceError(e.what());
     }
     return Status::success();
@@ -324,7 +424,7 @@ Status CudaEngine::getState(std::span<float> weights, std::vector<OptimizerSlot>
         const auto w = d.weights.download(d.gpu.compute);
         std::copy_n(w.begin(), std::min(w.size(), weights.size()), weights.begin());
         d.optimizer->download(slots, d.gpu.compute);
-    } catch (const cuda::CudaError &e) {
+    } catch (const std::exception &e) {
         return deviceError(e.what());
     }
     return Status::success();
@@ -386,12 +486,11 @@ Result<SliceResult> CudaEngine::run(std::span<const BatchSlice> slices, std::spa
         return total;
     } catch (const OutOfDeviceMemory &e) {
         const int device = m_replicas[std::min(r, count - 1)]->device().index;
+        const std::string needed = e.bytes ? " (" + std::to_string(e.bytes >> 20) + " MiB more)" : std::string();
         return Error::invalid(deviceName(device), "out of GPU memory for layer '" + e.layer + "' at a batch of " + std::to_string(e.rows) +
-                                                      " rows per replica (" + std::to_string(e.bytes >> 20) + " MiB more): " + e.detail +
+                                                      " rows per replica" + needed + ": " + e.detail +
                                                       "; lower the batch size, use more replicas or --precision bf16");
-    } catch (const cuda::CudaError &e) {
-        return deviceError(e.what());
-    } catch (const std::invalid_argument &e) {
+    } catch (const std::exception &e) {
         return deviceError(e.what());
     }
 }
@@ -451,9 +550,7 @@ Status CudaEngine::update(float learningRate, std::int64_t iteration)
                 cuda::setDevice(d->gpu.index);
                 cuda::synchronize(d->gpu.compute);
             }
-    } catch (const cuda::CudaError &e) {
-        return deviceError(e.what());
-    } catch (const std::invalid_argument &e) {
+    } catch (const std::exception &e) {
         return deviceError(e.what());
     }
     return Status::success();

@@ -10,8 +10,9 @@
 // reference state: setState() uploads them, getState() brings them back for checkpoints and the
 // end of the run. Plain C++: in a build without CUDA createGpuEngine says so.
 //
-// Threading: one training thread calls the engine; inside, each GPU's work is queued from its
-// own oneTBB task.
+// Threading: one training thread calls the engine and queues every GPU's work (launches are
+// asynchronous, so the GPUs run concurrently); gathering the slices into pinned memory runs as
+// oneTBB tasks in the training arena.
 
 #include "io/error.h"
 #include "train/gradient_reducer.h"

@@ -155,6 +155,7 @@ void GpuReplica::reserve(std::int64_t rows)
 
 void GpuReplica::stage(const BatchSlice &slice)
 {
+    cuda::setDevice(m_device.index); // a worker thread: waiting on an event must not touch another GPU
     m_rows = slice.rows;
     m_hasWeights = !slice.weights.empty();
     m_current ^= 1;
@@ -227,7 +228,27 @@ void GpuReplica::forward(const PassContext &ctx, const float *weights)
 {
     const std::size_t inputs = m_model.inputs().size();
     for (std::size_t i = inputs; i < m_model.nodes().size(); ++i)
-        layerForward(m_device.context, call(i, weights), ctx, m_values[i].data(), m_layerScratch[i]);
+        namingTheLayer(i, [&] { layerForward(m_device.context, call(i, weights), ctx, m_values[i].data(), m_layerScratch[i]); });
+}
+
+template <typename F>
+void GpuReplica::namingTheLayer(std::size_t index, const F &pass)
+{
+    // A layer's scratch is taken on its first pass at a batch size: not fitting is the same
+    // error as for the activations, naming the layer.
+    try {
+        pass();
+    } catch (const cuda::CudaError &e) {
+        if (std::string(e.what()).find("out of memory") == std::string::npos)
+            throw;
+        std::size_t freeBytes = 0, total = 0;
+        try {
+            cuda::memoryInfo(freeBytes, total);
+        } catch (...) {
+        }
+        throw OutOfDeviceMemory{m_model.nodes()[index].name, m_rows, 0,
+                                std::string(e.what()) + " (" + std::to_string(freeBytes >> 20) + " MiB free of " + std::to_string(total >> 20) + " MiB)"};
+    }
 }
 
 void GpuReplica::loss(float scale, bool backward, Replica *holder)
@@ -303,7 +324,9 @@ void GpuReplica::backwardNode(std::size_t index, const PassContext &ctx, const f
                 adds.emplace_back(idx, j);
             }
         }
-        layerBackward(m_device.context, c, ctx, m_values[index].data(), m_grads[index].data(), dInputs, grads, m_layerScratch[index]);
+        namingTheLayer(index, [&] {
+            layerBackward(m_device.context, c, ctx, m_values[index].data(), m_grads[index].data(), dInputs, grads, m_layerScratch[index]);
+        });
         for (auto idx : claimed)
             m_hasGrad[idx] = true;
         for (const auto &[idx, slot] : adds)

@@ -86,6 +86,8 @@ private:
     const float *rowWeightsPtr() const;
     std::vector<const float *> paramPtrs(const ModelNode &node, const float *weights) const;
     LayerCall call(std::size_t index, const float *weights) const;
+    template <typename F>
+    void namingTheLayer(std::size_t index, const F &pass); // out of memory -> OutOfDeviceMemory for that layer
 
     const Model &m_model;
     GpuHandles &m_device;
