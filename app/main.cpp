@@ -50,7 +50,7 @@ void printUsage()
                "  sluice ops [--markdown]                     every pipeline op and its parameters\n"
                "  sluice bench read FILE [options]            batch-gather throughput against memcpy\n"
                "  sluice bench pipeline FILE [options]        the classic pipeline's samples/s and per-element overhead\n"
-               "  sluice bench train [options]                MLP training samples/s of the CPU backend\n"
+               "  sluice bench train [options]                MLP training samples/s, CPU or GPU\n"
                "  sluice --version                            version, commit, features built in and GPUs found\n"
                "  sluice --help                               this text\n"
                "\n"

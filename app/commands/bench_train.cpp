@@ -1,7 +1,8 @@
-// `sluice bench train`: the training step of an MLP on the CPU backend, timed as the Trainer runs
-// it (each replica's forward and backward as a oneTBB task of the training arena, then the
-// all-reduce and the optimizer update in the same arena), over batches generated before timing;
-// and, for comparison, the whole `sluice run` path (pipeline included) on the same model.
+// `sluice bench train`: the training step of an MLP, timed as the Trainer runs it, over batches
+// generated before timing: on the CPU backend each replica's forward and backward as a oneTBB
+// task of the training arena, then the all-reduce and the optimizer update in the same arena; on
+// GPUs the Trainer's GpuEngine (run, then update). And, for comparison, the whole `sluice run`
+// path (pipeline included) on the same model and device.
 #include "commands/bench_train.h"
 
 #include "io/npy_writer.h"
@@ -10,6 +11,7 @@
 #include "telemetry/cpu_info.h"
 #include "train/batch_slicer.h"
 #include "train/cpu/gemm.h"
+#include "train/gpu/gpu_engine.h"
 #include "train/gradient_reducer.h"
 #include "train/model.h"
 #include "train/optimizer.h"
@@ -23,6 +25,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <random>
 
 namespace sluice::commands {
@@ -47,23 +50,28 @@ pipeline::ElementSpec elementSpec(const TrainBenchOptions &o)
     return spec;
 }
 
-// Inputs ~ N(0, 1); targets: uniform class indices, or N(0, 1) values.
-void fillBatch(const TrainBenchOptions &o, std::mt19937_64 &rng, std::vector<float> &x, std::vector<float> &y)
+std::int64_t targetWidth(const TrainBenchOptions &o) { return isCrossEntropy(o) ? 1 : o.widths.back(); }
+
+// Inputs ~ N(0, 1); targets: uniform class indices, or N(0, 1) values. Rows are drawn in blocks
+// of 1024, each block from its own generator seeded by (seed, batch, block) and the blocks in
+// parallel: the same numbers at any thread count, and a 65536 x 4096 batch in about a second.
+void fillBatch(const TrainBenchOptions &o, std::uint64_t batchIndex, std::vector<float> &x, std::vector<float> &y)
 {
-    std::normal_distribution<float> normal(0.0f, 1.0f);
-    std::uniform_int_distribution<std::int64_t> label(0, o.widths.back() - 1);
-    x.resize(std::size_t(o.batch * o.widths.front()));
-    for (auto &v : x)
-        v = normal(rng);
-    if (isCrossEntropy(o)) {
-        y.resize(std::size_t(o.batch));
-        for (auto &v : y)
-            v = float(label(rng));
-    } else {
-        y.resize(std::size_t(o.batch * o.widths.back()));
-        for (auto &v : y)
-            v = normal(rng);
-    }
+    const std::int64_t in = o.widths.front(), out = o.widths.back(), yw = targetWidth(o);
+    x.resize(std::size_t(o.batch * in));
+    y.resize(std::size_t(o.batch * yw));
+    constexpr std::int64_t block = 1024;
+    oneapi::tbb::parallel_for(std::int64_t(0), (o.batch + block - 1) / block, [&](std::int64_t b) {
+        std::seed_seq seq{std::uint32_t(o.seed), std::uint32_t(o.seed >> 32), std::uint32_t(batchIndex), std::uint32_t(b)};
+        std::mt19937_64 rng(seq);
+        std::normal_distribution<float> normal(0.0f, 1.0f);
+        std::uniform_int_distribution<std::int64_t> label(0, out - 1);
+        const std::int64_t r0 = b * block, r1 = std::min(o.batch, r0 + block);
+        for (std::int64_t i = r0 * in; i < r1 * in; ++i)
+            x[std::size_t(i)] = normal(rng);
+        for (std::int64_t i = r0 * yw; i < r1 * yw; ++i)
+            y[std::size_t(i)] = isCrossEntropy(o) ? float(label(rng)) : normal(rng);
+    });
 }
 
 nlohmann::json optimizerJson(const TrainBenchOptions &o) { return {{"type", o.optimizer}, {"learning_rate", o.learningRate}}; }
@@ -86,7 +94,272 @@ double median(std::vector<double> v)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// Pre-generated batches kept to about 2 GiB (at least one): a 65536 x 4096 batch is 1 GiB of
+// inputs alone. The PyTorch peer (bench/peers/torch_mlp_train.py) keeps the same number.
+int distinctBatches(const TrainBenchOptions &o)
+{
+    const double bytes = double(o.batch) * double(o.widths.front() + targetWidth(o)) * sizeof(float);
+    return int(std::clamp<double>(std::floor(double(2ull << 30) / bytes), 1.0, double(std::max(1, o.distinctBatches))));
+}
+
+// What both backends' step timing starts from: the model, its initial weights, the optimizer and
+// the batches, every one cut into the replicas' slices before timing (the Trainer cuts each
+// pipeline batch as it arrives; that copy is the pipeline's share of the work, measured by "run").
+struct StepSetup
+{
+    std::unique_ptr<train::Model> model;
+    std::vector<float> weights;
+    std::unique_ptr<train::Optimizer> optimizer;
+    std::vector<std::vector<train::BatchSlice>> batches;
+};
+
+Result<StepSetup> prepareSteps(const TrainBenchOptions &o, int replicas)
+{
+    if (replicas > o.batch)
+        return Error::invalid("--replicas", std::to_string(replicas) + " replicas in all, more than the " + std::to_string(o.batch) + " rows of a batch");
+    StepSetup s;
+    auto built = train::Model::build(mlpModelJson(o), elementSpec(o));
+    if (!built)
+        return built.error();
+    s.model = std::move(*built);
+    auto initial = s.model->initialWeights(o.seed);
+    if (!initial)
+        return initial.error();
+    s.weights = std::move(*initial);
+    auto optimizer = train::createOptimizer(optimizerJson(o), s.model->parameterCount());
+    if (!optimizer)
+        return optimizer.error();
+    s.optimizer = std::move(*optimizer);
+
+    const auto bounds = train::splitRows(o.batch, replicas);
+    s.batches.resize(std::size_t(distinctBatches(o)));
+    std::vector<float> x, y;
+    const std::int64_t in = o.widths.front(), yw = targetWidth(o);
+    for (std::size_t k = 0; k < s.batches.size(); ++k) {
+        fillBatch(o, k, x, y);
+        for (int r = 0; r < replicas; ++r) {
+            const std::int64_t b = bounds[std::size_t(r)], rows = bounds[std::size_t(r) + 1] - b;
+            train::BatchSlice slice;
+            slice.rows = rows;
+            slice.globalRowOffset = b;
+            slice.inputs.emplace_back(train::Shape{rows, in});
+            std::copy_n(x.begin() + b * in, rows * in, slice.inputs[0].data.begin());
+            slice.targets.emplace_back(isCrossEntropy(o) ? train::Shape{rows} : train::Shape{rows, yw});
+            std::copy_n(y.begin() + b * yw, rows * yw, slice.targets[0].data.begin());
+            s.batches[k].push_back(std::move(slice));
+        }
+    }
+    return s;
+}
+
+double stepLoss(const train::SliceResult &r, std::int64_t batch)
+{
+    double loss = 0;
+    for (double l : r.outputLossSums)
+        loss += l;
+    return loss / double(batch);
+}
+
+void finish(const TrainBenchOptions &o, TrainBenchResult &r, const std::vector<double> &stepMs)
+{
+    r.samplesPerSecond = double(o.steps * o.batch) / r.seconds;
+    r.stepMsMedian = median(stepMs);
+    r.stepMsMean = r.seconds * 1000.0 / double(o.steps);
+    r.tflops = 6.0 * double(denseWeightCount(o)) * r.samplesPerSecond / 1e12;
+}
+
+// The CPU backend: each replica's forward and backward as a task of the training arena, then
+// the all-reduce and the optimizer update in the same arena, as Trainer::Impl::trainStep.
+Result<TrainBenchResult> timeCpuSteps(const TrainBenchOptions &o, StepSetup &s)
+{
+    const int threads = o.threads > 0 ? o.threads : defaultThreadCount();
+    oneapi::tbb::task_arena arena(threads);
+    train::cpu::useSingleThreadedBlas();
+    auto reducer = train::makeInProcessReducer();
+    std::vector<std::unique_ptr<train::Replica>> replicas;
+    for (int r = 0; r < o.replicas; ++r)
+        replicas.push_back(std::make_unique<train::Replica>(*s.model));
+    std::vector<std::vector<float> *> buffers;
+    for (auto &rep : replicas)
+        buffers.push_back(&rep->gradients());
+
+    TrainBenchResult result;
+    result.mode = "step";
+    result.threads = threads;
+    result.replicas = o.replicas;
+    result.parameters = parameterTotal(*s.model);
+    result.steps = o.steps;
+    result.warmup = o.warmup;
+    const float scale = float(1.0 / double(o.batch));
+    std::vector<train::SliceResult> sliceResults(replicas.size());
+    std::vector<double> stepMs;
+    stepMs.reserve(std::size_t(o.steps));
+    double forwardBackward = 0, reduceUpdate = 0;
+    Clock::time_point timedStart;
+    for (std::int64_t step = 0; step < o.warmup + o.steps; ++step) {
+        if (step == o.warmup)
+            timedStart = Clock::now();
+        const auto &slices = s.batches[std::size_t(step) % s.batches.size()];
+        const auto t0 = Clock::now();
+        arena.execute([&] {
+            oneapi::tbb::parallel_for(std::size_t(0), replicas.size(), [&](std::size_t r) {
+                train::PassContext ctx;
+                ctx.seed = o.seed;
+                ctx.step = std::uint64_t(step);
+                ctx.globalRowOffset = slices[r].globalRowOffset;
+                sliceResults[r] = replicas[r]->run(ctx, s.weights, slices[r], scale, true, false);
+            });
+        });
+        const auto t1 = Clock::now();
+        Status reduced = Status::success();
+        arena.execute([&] {
+            reduced = reducer->sum(buffers);
+            if (reduced.ok())
+                s.optimizer->apply(s.weights, *buffers[0], float(o.learningRate), step + 1);
+        });
+        if (!reduced.ok())
+            return reduced.error();
+        double loss = 0;
+        for (const auto &r : sliceResults)
+            loss += stepLoss(r, o.batch);
+        if (!std::isfinite(loss))
+            return Error::invalid("bench train", "the loss became NaN or infinite at step " + std::to_string(step + 1));
+        if (step == o.warmup)
+            result.firstLoss = loss;
+        result.lastLoss = loss;
+        if (step >= o.warmup) {
+            const auto t2 = Clock::now();
+            forwardBackward += std::chrono::duration<double, std::milli>(t1 - t0).count();
+            reduceUpdate += std::chrono::duration<double, std::milli>(t2 - t1).count();
+            stepMs.push_back(std::chrono::duration<double, std::milli>(t2 - t0).count());
+        }
+    }
+    result.seconds = msSince(timedStart) / 1000.0;
+    finish(o, result, stepMs);
+    result.forwardBackwardMs = forwardBackward / double(o.steps);
+    result.reduceUpdateMs = reduceUpdate / double(o.steps);
+    return result;
+}
+
+// The CUDA backend through the Trainer's GpuEngine: run() stages each replica's slice through
+// pinned memory, copies it, runs forward and backward and waits for the devices; update() only
+// queues the gradient sum and the optimizer. So a step is timed from the return of one run() to
+// the return of the next: the update queued in between is finished by then, on the same stream.
+Result<TrainBenchResult> timeGpuSteps(const TrainBenchOptions &o, StepSetup &s)
+{
+    const int threads = o.threads > 0 ? o.threads : defaultThreadCount();
+    oneapi::tbb::task_arena arena(threads); // the engine stages slices on oneTBB tasks
+    train::GpuEngineOptions options;
+    options.devices = o.gpuDevices;
+    options.precision = o.precision;
+    auto engine = train::createGpuEngine(*s.model, *s.optimizer, options);
+    if (!engine)
+        return engine.error();
+    train::GpuEngine &gpu = **engine;
+    if (auto st = gpu.setState(s.weights, s.optimizer->slots()); !st.ok())
+        return st.error();
+
+    TrainBenchResult result;
+    result.mode = "step";
+    result.threads = threads;
+    result.replicas = int(o.gpuDevices.size());
+    result.deviceName = gpu.description();
+    result.parameters = parameterTotal(*s.model);
+    result.steps = o.steps;
+    result.warmup = o.warmup;
+    result.extra["reducer"] = gpu.reducerName();
+    const float scale = float(1.0 / double(o.batch));
+    std::vector<train::PassContext> contexts(o.gpuDevices.size());
+    std::vector<double> stepMs;
+    stepMs.reserve(std::size_t(o.steps));
+    double runCall = 0, updateCall = 0;
+    Clock::time_point mark = Clock::now(), timedStart = mark, timedEnd = mark;
+    for (std::int64_t step = 0; step < o.warmup + o.steps; ++step) {
+        const auto &slices = s.batches[std::size_t(step) % s.batches.size()];
+        for (std::size_t r = 0; r < contexts.size(); ++r) {
+            contexts[r].seed = o.seed;
+            contexts[r].step = std::uint64_t(step);
+            contexts[r].globalRowOffset = slices[r].globalRowOffset;
+        }
+        const auto t0 = Clock::now();
+        Result<train::SliceResult> ran = train::SliceResult{};
+        arena.execute([&] { ran = gpu.run(slices, contexts, scale, true, {}); });
+        if (!ran)
+            return ran.error();
+        const auto t1 = Clock::now();
+        Status updated = Status::success();
+        arena.execute([&] { updated = gpu.update(float(o.learningRate), step + 1); });
+        if (!updated.ok())
+            return updated.error();
+        const auto t2 = Clock::now();
+        const double loss = stepLoss(*ran, o.batch);
+        if (!ran->finite || !std::isfinite(loss))
+            return Error::invalid("bench train", "the loss became NaN or infinite at step " + std::to_string(step + 1));
+        if (step == o.warmup) {
+            result.firstLoss = loss;
+            timedStart = mark; // the end of the last warm-up step's run(), or the start
+        }
+        result.lastLoss = loss;
+        if (step >= o.warmup) {
+            stepMs.push_back(std::chrono::duration<double, std::milli>(t1 - mark).count());
+            runCall += std::chrono::duration<double, std::milli>(t1 - t0).count();
+            updateCall += std::chrono::duration<double, std::milli>(t2 - t1).count();
+            timedEnd = t1;
+        }
+        mark = t1;
+    }
+    result.seconds = std::chrono::duration<double>(timedEnd - timedStart).count();
+    finish(o, result, stepMs);
+    result.runCallMs = runCall / double(o.steps);
+    result.updateCallMs = updateCall / double(o.steps);
+    result.extra["step_includes"] = "host-to-device copy of the batch (staged through pinned memory)";
+    return result;
+}
+
 } // namespace
+
+std::int64_t denseWeightCount(const TrainBenchOptions &o)
+{
+    std::int64_t n = 0;
+    for (std::size_t i = 1; i < o.widths.size(); ++i)
+        n += o.widths[i - 1] * o.widths[i];
+    return n;
+}
+
+Status resolveBenchDevices(TrainBenchOptions &o)
+{
+    o.gpuDevices.clear();
+    if (o.device == "cpu")
+        return Status::success();
+    if (o.device.rfind("cuda", 0) != 0)
+        return Error::invalid("--device", "'" + o.device + "' is not cpu, cuda or cuda:N");
+    int index = -1;
+    if (o.device.size() > 4) {
+        const std::string number = o.device.substr(5);
+        if (o.device[4] != ':' || number.empty() || number.size() > 4 || number.find_first_not_of("0123456789") != std::string::npos)
+            return Error::invalid("--device", "'" + o.device + "' is not cpu, cuda or cuda:N");
+        index = std::stoi(number);
+    }
+    if (index < 0 && o.replicas > 1) // as `sluice run --device cuda --replicas 2`
+        return Error::invalid("--replicas", "with --device cuda the replicas are the GPUs; give one device (cuda:0) for logical replicas");
+    std::string reason;
+    auto devices = train::resolveGpuDevices({index}, reason);
+    if (!devices)
+        return Error::invalid("--device", devices.error().reason);
+    if (devices->empty()) {
+        // The reason ends with what a run does about it ("; training on the CPU"): a benchmark
+        // of the GPU does not fall back.
+        for (const char *tail : {"; training on the CPU", "; using the CPU backend"})
+            if (const auto at = reason.rfind(tail); at != std::string::npos && at + std::strlen(tail) == reason.size())
+                reason.erase(at);
+        return Error::invalid("--device", "no GPU to benchmark: " + reason);
+    }
+    if (index < 0)
+        o.gpuDevices = *devices; // one replica per GPU
+    else
+        o.gpuDevices.assign(std::size_t(o.replicas), index); // logical replicas on that GPU
+    return Status::success();
+}
 
 nlohmann::json mlpModelJson(const TrainBenchOptions &o)
 {
@@ -106,110 +379,10 @@ nlohmann::json mlpModelJson(const TrainBenchOptions &o)
 
 Result<TrainBenchResult> benchTrainingStep(const TrainBenchOptions &o)
 {
-    auto built = train::Model::build(mlpModelJson(o), elementSpec(o));
-    if (!built)
-        return built.error();
-    const train::Model &model = **built;
-    auto initial = model.initialWeights(o.seed);
-    if (!initial)
-        return initial.error();
-    std::vector<float> weights = std::move(*initial);
-    auto optimizer = train::createOptimizer(optimizerJson(o), model.parameterCount());
-    if (!optimizer)
-        return optimizer.error();
-    const int threads = o.threads > 0 ? o.threads : defaultThreadCount();
-    oneapi::tbb::task_arena arena(threads);
-    train::cpu::useSingleThreadedBlas();
-    auto reducer = train::makeInProcessReducer();
-
-    std::vector<std::unique_ptr<train::Replica>> replicas;
-    for (int r = 0; r < o.replicas; ++r)
-        replicas.push_back(std::make_unique<train::Replica>(model));
-    std::vector<std::vector<float> *> buffers;
-    for (auto &rep : replicas)
-        buffers.push_back(&rep->gradients());
-
-    // Every batch cut into the replicas' slices before timing (the Trainer cuts each pipeline
-    // batch as it arrives; that copy is the pipeline's share of the work, measured by "run").
-    const auto bounds = train::splitRows(o.batch, o.replicas);
-    std::vector<std::vector<train::BatchSlice>> batches(std::size_t(o.distinctBatches));
-    std::mt19937_64 rng(o.seed);
-    std::vector<float> x, y;
-    const std::int64_t in = o.widths.front(), targetWidth = isCrossEntropy(o) ? 1 : o.widths.back();
-    for (auto &slices : batches) {
-        fillBatch(o, rng, x, y);
-        for (int r = 0; r < o.replicas; ++r) {
-            const std::int64_t b = bounds[std::size_t(r)], rows = bounds[std::size_t(r) + 1] - b;
-            train::BatchSlice s;
-            s.rows = rows;
-            s.globalRowOffset = b;
-            s.inputs.emplace_back(train::Shape{rows, in});
-            std::copy_n(x.begin() + b * in, rows * in, s.inputs[0].data.begin());
-            s.targets.emplace_back(isCrossEntropy(o) ? train::Shape{rows} : train::Shape{rows, targetWidth});
-            std::copy_n(y.begin() + b * targetWidth, rows * targetWidth, s.targets[0].data.begin());
-            slices.push_back(std::move(s));
-        }
-    }
-
-    TrainBenchResult result;
-    result.mode = "step";
-    result.threads = threads;
-    result.parameters = parameterTotal(model);
-    result.steps = o.steps;
-    result.warmup = o.warmup;
-    const float scale = float(1.0 / double(o.batch));
-    std::vector<train::SliceResult> sliceResults(replicas.size());
-    std::vector<double> stepMs;
-    stepMs.reserve(std::size_t(o.steps));
-    double forwardBackward = 0, reduceUpdate = 0;
-    Clock::time_point timedStart;
-    for (std::int64_t step = 0; step < o.warmup + o.steps; ++step) {
-        if (step == o.warmup)
-            timedStart = Clock::now();
-        const auto &slices = batches[std::size_t(step % o.distinctBatches)];
-        const auto t0 = Clock::now();
-        arena.execute([&] {
-            oneapi::tbb::parallel_for(std::size_t(0), replicas.size(), [&](std::size_t r) {
-                train::PassContext ctx;
-                ctx.seed = o.seed;
-                ctx.step = std::uint64_t(step);
-                ctx.globalRowOffset = slices[r].globalRowOffset;
-                sliceResults[r] = replicas[r]->run(ctx, weights, slices[r], scale, true, false);
-            });
-        });
-        const auto t1 = Clock::now();
-        Status reduced = Status::success();
-        arena.execute([&] {
-            reduced = reducer->sum(buffers);
-            if (reduced.ok())
-                (*optimizer)->apply(weights, *buffers[0], float(o.learningRate), step + 1);
-        });
-        if (!reduced.ok())
-            return reduced.error();
-        double loss = 0;
-        for (const auto &s : sliceResults)
-            for (double l : s.outputLossSums)
-                loss += l;
-        loss /= double(o.batch);
-        if (!std::isfinite(loss))
-            return Error::invalid("bench train", "the loss became NaN or infinite at step " + std::to_string(step + 1));
-        if (step == o.warmup)
-            result.firstLoss = loss;
-        result.lastLoss = loss;
-        if (step >= o.warmup) {
-            const auto t2 = Clock::now();
-            forwardBackward += std::chrono::duration<double, std::milli>(t1 - t0).count();
-            reduceUpdate += std::chrono::duration<double, std::milli>(t2 - t1).count();
-            stepMs.push_back(std::chrono::duration<double, std::milli>(t2 - t0).count());
-        }
-    }
-    result.seconds = msSince(timedStart) / 1000.0;
-    result.samplesPerSecond = double(o.steps * o.batch) / result.seconds;
-    result.stepMsMedian = median(stepMs);
-    result.stepMsMean = result.seconds * 1000.0 / double(o.steps);
-    result.forwardBackwardMs = forwardBackward / double(o.steps);
-    result.reduceUpdateMs = reduceUpdate / double(o.steps);
-    return result;
+    auto setup = prepareSteps(o, o.gpuDevices.empty() ? o.replicas : int(o.gpuDevices.size()));
+    if (!setup)
+        return setup.error();
+    return o.gpuDevices.empty() ? timeCpuSteps(o, *setup) : timeGpuSteps(o, *setup);
 }
 
 Result<TrainBenchResult> benchTrainingRun(const TrainBenchOptions &o, const std::string &folder)
@@ -226,10 +399,9 @@ Result<TrainBenchResult> benchTrainingRun(const TrainBenchOptions &o, const std:
                      : NpyWriter::create(yPath, TypeDescr{DType::Float32, nativeByteOrder()}, {std::uint64_t(o.widths.back())});
         if (!yw)
             return yw.error();
-        std::mt19937_64 rng(o.seed);
         std::vector<float> x, y;
         for (std::int64_t b = 0; b < o.steps; ++b) {
-            fillBatch(o, rng, x, y);
+            fillBatch(o, std::uint64_t(b), x, y);
             if (auto s = xw->appendRows(std::span<const float>(x)); !s.ok())
                 return s.error();
             Status s = Status::success();
@@ -260,9 +432,17 @@ Result<TrainBenchResult> benchTrainingRun(const TrainBenchOptions &o, const std:
     doc["training"] = {{"epochs", 2},
                        {"seed", o.seed},
                        {"optimizer", optimizerJson(o)},
-                       {"replicas", o.replicas},
                        {"threads", threads},
                        {"checkpoint", {{"every_epoch", false}}}};
+    if (o.gpuDevices.empty()) {
+        doc["training"]["replicas"] = o.replicas;
+    } else {
+        Json devices = Json::array();
+        for (int d : o.gpuDevices)
+            devices.push_back("cuda:" + std::to_string(d));
+        doc["training"]["devices"] = devices;
+        doc["training"]["precision"] = o.precision;
+    }
     auto project = Project::fromJson(doc, folder, "bench-train");
     if (!project)
         return project.error();
@@ -270,10 +450,16 @@ Result<TrainBenchResult> benchTrainingRun(const TrainBenchOptions &o, const std:
     if (!config)
         return config.error();
     std::vector<nlohmann::json> epochs;
+    std::string deviceName = "cpu", notice;
     train::TrainerOptions options; // events at their usual rates, as `sluice run` gets them
     options.onEvent = [&](const nlohmann::json &e) {
-        if (e.value("event", "") == "epoch_end")
+        const std::string event = e.value("event", "");
+        if (event == "epoch_end")
             epochs.push_back(e);
+        else if (event == "run_start")
+            deviceName = e.value("device", deviceName);
+        else if (event == "notice")
+            notice = e.value("message", "");
     };
     auto trainer = train::Trainer::create(*project, *config, options);
     if (!trainer)
@@ -283,10 +469,14 @@ Result<TrainBenchResult> benchTrainingRun(const TrainBenchOptions &o, const std:
         return outcome.error ? *outcome.error : Error::invalid("bench train", "the run did not finish");
     if (epochs.size() != 2)
         return Error::invalid("bench train", "expected two epochs, got " + std::to_string(epochs.size()));
+    if (!o.gpuDevices.empty() && deviceName == "cpu")
+        return Error::invalid("--device", "the Trainer ran on the CPU, not on " + o.device + (notice.empty() ? std::string() : ": " + notice));
 
     TrainBenchResult result;
     result.mode = "run";
     result.threads = threads;
+    result.deviceName = deviceName;
+    result.replicas = o.gpuDevices.empty() ? o.replicas : int(o.gpuDevices.size());
     result.parameters = parameterTotal((*trainer)->model());
     result.steps = o.steps;
     result.warmup = o.steps; // the first epoch
@@ -296,6 +486,7 @@ Result<TrainBenchResult> benchTrainingRun(const TrainBenchOptions &o, const std:
     result.stepMsMedian = result.stepMsMean; // per-step times are not reported by the Trainer
     result.firstLoss = epochs[0].value("loss", 0.0); // mean losses of the two epochs
     result.lastLoss = epochs[1].value("loss", 0.0);
+    result.tflops = 6.0 * double(denseWeightCount(o)) * result.samplesPerSecond / 1e12;
     result.extra["epoch_rows"] = rows;
     return result;
 }

@@ -1,5 +1,6 @@
-// sluice bench train: training throughput of an MLP on the CPU backend (samples/s, step time),
-// the figures of BENCHMARKS.md's training section. The measuring is in bench_train.cpp.
+// sluice bench train: training throughput of an MLP on the CPU backend or a GPU (samples/s, step
+// time, TFLOP/s), the figures of BENCHMARKS.md's training sections. The measuring is in
+// bench_train.cpp (oneTBB, kept out of this Qt translation unit).
 #include "commands/bench_train.h"
 #include "commands/commands.h"
 
@@ -15,20 +16,23 @@ int benchTrain(const QStringList &arguments)
 {
     QCommandLineParser parser;
     parser.setApplicationDescription(
-        "Training throughput of an MLP (Dense layers, the given activation between them) on the CPU backend:\n"
-        "warm-up steps, then timed steps of forward, backward, all-reduce over the replicas and optimizer\n"
-        "update, over batches generated before timing. With --run, the whole `sluice run` path instead:\n"
-        "the Trainer on a from_npy -> global_shuffle -> batch -> prefetch pipeline over generated .npy\n"
-        "files, one warm-up epoch of --steps batches, then one timed epoch.\n\n"
+        "Training throughput of an MLP (Dense layers, the given activation between them) on the CPU backend\n"
+        "or a GPU: warm-up steps, then timed steps of forward, backward, all-reduce over the replicas and\n"
+        "optimizer update, over batches generated before timing. On a GPU (--device cuda) the step is the\n"
+        "Trainer's GPU engine and includes the batch's host-to-device copy (staged through pinned memory).\n"
+        "With --run, the whole `sluice run` path instead: the Trainer on a from_npy -> global_shuffle ->\n"
+        "batch -> prefetch pipeline over generated .npy files, one warm-up epoch of --steps batches, then\n"
+        "one timed epoch. TFLOP/s: 6 x the Dense layers' kernel weights x samples/s (forward 2, backward 4).\n\n"
         "Examples:\n  sluice bench train --widths 784,512,512,10 --batch 256 --steps 50 --threads 2 --json\n"
         "  sluice bench train --replicas 2 --warmup 5 --optimizer sgd --learning-rate 0.01 --activation tanh --seed 3\n"
-        "  sluice bench train --widths 64,64,1 --loss mse --run");
+        "  sluice bench train --widths 64,64,1 --loss mse --run\n"
+        "  sluice bench train --widths 4096,4096,4096,4096,4096 --batch 8192 --device cuda:0 --precision bf16 --json");
     parser.addPositionalArgument("train", "The benchmark name.");
     parser.addOption({"widths", "Layer widths, input first (default 128,256,10).", "LIST", "128,256,10"});
     parser.addOption({"batch", "Global batch (default 64).", "N", "64"});
     parser.addOption({"steps", "Timed steps (default 100).", "N", "100"});
     parser.addOption({"warmup", "Untimed steps before them (default 10).", "N", "10"});
-    parser.addOption({"replicas", "Mirrored replicas (default 1).", "N", "1"});
+    parser.addOption({"replicas", "Mirrored replicas (default 1); with --device cuda:N, logical replicas on that GPU.", "N", "1"});
     parser.addOption({"threads", "Training arena threads (default: all cores).", "N", "0"});
     parser.addOption({"optimizer", "adam, sgd, adamw or rmsprop (default adam).", "NAME", "adam"});
     parser.addOption({"learning-rate", "Learning rate (default 0.001).", "LR", "0.001"});
@@ -36,6 +40,8 @@ int benchTrain(const QStringList &arguments)
     parser.addOption({"loss", "sparse_categorical_crossentropy (from logits, the default) or mse.", "NAME",
                       "sparse_categorical_crossentropy"});
     parser.addOption({"seed", "Seed of the weights and data (default 1).", "S", "1"});
+    parser.addOption({"device", "cpu (the default), cuda (every GPU, one replica each) or cuda:N.", "DEVICE", "cpu"});
+    parser.addOption({"precision", "Matrix products on a GPU: fp32 (the default), tf32 or bf16 (mixed precision).", "NAME", "fp32"});
     parser.addOption({"run", "Time the whole `sluice run` path (pipeline and Trainer) instead of the step."});
     parser.addOption({"json", "One JSON object on stdout."});
     if (auto exit = cli::parseOrExit(parser, arguments))
@@ -89,6 +95,21 @@ int benchTrain(const QStringList &arguments)
         return cli::BadInput;
     }
 
+    o.device = parser.value("device").toStdString();
+    o.precision = parser.value("precision").toStdString();
+    if (o.precision != "fp32" && o.precision != "tf32" && o.precision != "bf16") {
+        cli::printError("--precision", "'" + o.precision + "' is not fp32, tf32 or bf16");
+        return cli::BadInput;
+    }
+    if (o.device == "cpu" && o.precision != "fp32") {
+        cli::printError("--precision", o.precision + " needs a GPU (--device cuda): the CPU backend computes in fp32");
+        return cli::BadInput;
+    }
+    if (auto s = resolveBenchDevices(o); !s.ok()) { // a bad name, no GPU, no such GPU
+        cli::printError(s.error());
+        return cli::BadInput;
+    }
+
     Result<TrainBenchResult> result = Error::invalid("bench train", "not run");
     if (parser.isSet("run")) {
         QTemporaryDir folder;
@@ -119,20 +140,29 @@ int benchTrain(const QStringList &arguments)
                          {"activation", o.activation},
                          {"loss", o.loss},
                          {"optimizer", o.optimizer},
-                         {"replicas", o.replicas},
+                         {"device", o.device},
+                         {"device_name", r.deviceName},
+                         {"precision", o.precision},
+                         {"replicas", r.replicas},
                          {"threads", r.threads},
                          {"parameters", r.parameters},
+                         {"dense_weights", denseWeightCount(o)},
                          {"warmup", r.warmup},
                          {"steps", r.steps},
                          {"seconds", r.seconds},
                          {"samples_per_s", r.samplesPerSecond},
+                         {"step_ms", r.stepMsMedian},
                          {"step_ms_median", r.stepMsMedian},
                          {"step_ms_mean", r.stepMsMean},
+                         {"tflops", r.tflops},
                          {"first_loss", r.firstLoss},
                          {"last_loss", r.lastLoss}};
-        if (r.mode == "step") {
+        if (r.mode == "step" && o.gpuDevices.empty()) {
             j["forward_backward_ms"] = r.forwardBackwardMs;
             j["reduce_update_ms"] = r.reduceUpdateMs;
+        } else if (r.mode == "step") {
+            j["run_call_ms"] = r.runCallMs;
+            j["update_call_ms"] = r.updateCallMs;
         }
         j.update(r.extra);
         std::printf("%s\n", j.dump().c_str());
@@ -140,11 +170,17 @@ int benchTrain(const QStringList &arguments)
     }
     std::printf("bench train %s: MLP %s (%s), %lld parameters, batch %lld, %s, %s, %d replica%s, %d threads\n",
                 r.mode == "run" ? "(sluice run path)" : "(training step)", widths.c_str(), o.activation.c_str(), (long long)r.parameters,
-                (long long)o.batch, o.loss.c_str(), o.optimizer.c_str(), o.replicas, o.replicas == 1 ? "" : "s", r.threads);
+                (long long)o.batch, o.loss.c_str(), o.optimizer.c_str(), r.replicas, r.replicas == 1 ? "" : "s", r.threads);
+    std::printf("  device           %s, %s\n", r.deviceName.c_str(), o.precision.c_str());
     std::printf("  samples/s        %.0f\n", r.samplesPerSecond);
-    std::printf("  step             %.3f ms median, %.3f ms mean over %lld steps\n", r.stepMsMedian, r.stepMsMean, (long long)r.steps);
-    if (r.mode == "step")
+    std::printf("  TFLOP/s          %.3f\n", r.tflops);
+    std::printf("  step             %.3f ms median, %.3f ms mean over %lld steps%s\n", r.stepMsMedian, r.stepMsMean, (long long)r.steps,
+                r.mode == "step" && !o.gpuDevices.empty() ? " (host-to-device copy included)" : "");
+    if (r.mode == "step" && o.gpuDevices.empty())
         std::printf("    forward+backward %.3f ms, all-reduce+update %.3f ms (means)\n", r.forwardBackwardMs, r.reduceUpdateMs);
+    else if (r.mode == "step")
+        std::printf("    in run() %.3f ms (staging, copy, forward, backward, wait), in update() %.3f ms (queueing) (means)\n", r.runCallMs,
+                    r.updateCallMs);
     std::printf("  loss             %.4f -> %.4f\n", r.firstLoss, r.lastLoss);
     return cli::Success;
 }

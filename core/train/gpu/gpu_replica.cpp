@@ -5,9 +5,12 @@
 #include "train/cuda/loss_kernels.h"
 #include "train/cuda/reduce_kernels.h"
 
+#include <oneapi/tbb/parallel_for.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <tuple>
 
 namespace sluice::train::gpu {
 
@@ -165,13 +168,24 @@ void GpuReplica::stage(const BatchSlice &slice)
     // Column blocks: input i occupies rows * count_i floats from rows * offset_i, so that each
     // feature is one contiguous [rows, ...] array on the device.
     const std::size_t rows = std::size_t(slice.rows);
-    std::size_t k = 0;
+    std::vector<std::pair<const float *, std::size_t>> sources; // (values, count), in staging order
     for (const auto &t : slice.inputs)
-        std::memcpy(s.pinned + rows * m_stagingOffsets[k++], t.ptr(), t.size() * sizeof(float));
+        sources.emplace_back(t.ptr(), t.size());
     for (const auto &t : slice.targets)
-        std::memcpy(s.pinned + rows * m_stagingOffsets[k++], t.ptr(), t.size() * sizeof(float));
+        sources.emplace_back(t.ptr(), t.size());
     if (m_hasWeights)
-        std::memcpy(s.pinned + rows * m_stagingOffsets[k], slice.weights.data(), rows * sizeof(float));
+        sources.emplace_back(slice.weights.data(), rows);
+    // Large batches are copied in 4 MiB pieces on the arena's threads: one thread's memcpy would
+    // hold the GPU back at hundreds of MiB a step.
+    constexpr std::size_t kPiece = std::size_t(1) << 20; // floats
+    std::vector<std::tuple<float *, const float *, std::size_t>> pieces;
+    for (std::size_t k = 0; k < sources.size(); ++k)
+        for (std::size_t at = 0; at < sources[k].second; at += kPiece)
+            pieces.emplace_back(s.pinned + rows * m_stagingOffsets[k] + at, sources[k].first + at, std::min(kPiece, sources[k].second - at));
+    oneapi::tbb::parallel_for(std::size_t(0), pieces.size(), [&](std::size_t i) {
+        const auto &[dst, src, n] = pieces[i];
+        std::memcpy(dst, src, n * sizeof(float));
+    });
 }
 
 void GpuReplica::upload()
