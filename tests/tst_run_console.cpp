@@ -99,6 +99,21 @@ private Q_SLOTS:
         QCOMPARE(shownText(console).size(), 5);
     }
 
+    // A GPU run names its devices; a run that asked for GPUs where there are none gets a note.
+    void gpuRunsNameTheirDevicesAndNotesStandOut()
+    {
+        RunConsole console;
+        console.appendRunEvents(1, events(R"json(
+{"event": "notice", "message": "no NVIDIA driver found; using the CPU backend"}
+{"event": "run_start", "epochs": 1, "replicas": 2, "processes": 1, "reducer": "in-device", "optimizer": "adam", "model": "", "device": "cuda:0 (NVIDIA H100) x 2 logical replicas, bf16"}
+)json"));
+        const QStringList lines = console.lines();
+        QCOMPARE(lines.size(), 3);
+        QCOMPARE(lines[1], QStringLiteral("Note: no NVIDIA driver found; using the CPU backend"));
+        QCOMPARE(lines[2], QStringLiteral("Training on cuda:0 (NVIDIA H100) x 2 logical replicas, bf16: 2 replicas x 1 process (in-device all-reduce, adam)"));
+        QCOMPARE(console.errorCount(), 0);
+    }
+
     void cancelledAndPipelineRuns()
     {
         const auto cancelled = describeEvent(QJsonObject{{"event", "run_end"}, {"status", "cancelled"}, {"step", 12}, {"epoch", 1}}, 3);
