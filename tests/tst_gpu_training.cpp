@@ -4,7 +4,10 @@
 // equal K steps on the CPU backend (fp32 within float rounding, TF32 and bf16 within their
 // mantissas), 1, 2 and 4 logical replicas on one GPU equal one replica on the global batch,
 // every layer class has GPU kernels, and batches that do not fit are errors naming the layer.
+#include "pipeline/pipeline.h"
 #include "support/train_test_support.h"
+#include "train/batch_slicer.h"
+#include "train/model.h"
 #include "train/device_query.h"
 #include "train/layer_registry.h"
 #include "train/training_config.h"
@@ -12,6 +15,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <cmath>
 #include <map>
 
 using namespace sluice;
@@ -149,6 +153,61 @@ private Q_SLOTS:
         QCOMPARE(asked.eventsOf("run_start").at(0)["device"].get<std::string>(), std::string("cpu"));
         QCOMPARE(asked.weights, cpu.weights);
         QVERIFY(cpu.eventsOf("notice").empty());
+    }
+
+    // A GPU replica stages rows straight from the pipeline's batch into pinned memory
+    // (gatherSlice): the same fp32 values as the CPU replicas' slices, int64 labels converted,
+    // sample weights times class weights, in the blocks the replica copies to the device.
+    void gatheredSlicesEqualTheCpuSlices_data()
+    {
+        QTest::addColumn<bool>("sampleWeights");
+        QTest::addColumn<bool>("classWeights");
+        QTest::newRow("plain") << false << false;
+        QTest::newRow("sample weights") << true << false;
+        QTest::newRow("class weights") << false << true;
+        QTest::newRow("both") << true << true;
+    }
+    void gatheredSlicesEqualTheCpuSlices()
+    {
+        QFETCH(bool, sampleWeights);
+        QFETCH(bool, classWeights);
+        const auto model = nlohmann::json::parse(R"({
+          "inputs": [{"name": "x", "feature": "x"}, {"name": "seq", "feature": "seq"}],
+          "layers": [{"class_name": "Flatten", "name": "f", "inputs": ["seq"]},
+                     {"class_name": "Concatenate", "name": "cat", "inputs": ["x", "f"]},
+                     {"class_name": "Dense", "name": "logits", "units": 3}],
+          "outputs": [{"name": "label", "layer": "logits", "target": "label", "loss": "sparse_categorical_crossentropy", "from_logits": true}]})");
+        auto project = Project::fromJson(trainingProject(model, {{"epochs", 1}}, 30), dir());
+        QVERIFY(project.ok());
+        auto pipe = pipeline::Pipeline::build(*project);
+        QVERIFY(pipe.ok());
+        auto built = train::Model::build(project->model, (*pipe)->elementSpec());
+        QVERIFY2(built.ok(), built.ok() ? "" : built.error().message().c_str());
+        const train::Model &m = **built;
+        auto batch = (*pipe)->next();
+        QVERIFY(batch.ok() && *batch);
+        train::SampleWeighting weighting;
+        if (sampleWeights)
+            weighting.sampleWeightFeature = (*pipe)->elementSpec().find("w");
+        if (classWeights)
+            weighting.classWeights = {{0, 0.5f}, {2, 3.0f}};
+
+        // The staging layout: x (6), seq (15), label (1), then the weight.
+        const std::vector<std::size_t> offsets{0, 6, 21, 22};
+        for (auto [begin, end] : {std::pair<std::int64_t, std::int64_t>{0, 30}, {7, 19}}) {
+            const std::size_t rows = std::size_t(end - begin);
+            std::vector<float> staged(rows * 23, std::nanf(""));
+            const bool weighted = train::gatherSlice(m, **batch, weighting, begin, end, offsets, staged.data());
+            train::BatchSlice slice;
+            train::sliceBatch(m, **batch, weighting, begin, end, slice);
+            QCOMPARE(weighted, !slice.weights.empty());
+            auto block = [&](std::size_t k, std::size_t n) { return std::vector<float>(staged.begin() + long(rows * offsets[k]), staged.begin() + long(rows * offsets[k] + n)); };
+            QCOMPARE(block(0, slice.inputs[0].size()), slice.inputs[0].data);
+            QCOMPARE(block(1, slice.inputs[1].size()), slice.inputs[1].data);
+            QCOMPARE(block(2, slice.targets[0].size()), slice.targets[0].data);
+            if (weighted)
+                QCOMPARE(block(3, rows), slice.weights);
+        }
     }
 
     // K steps on the GPU against the CPU backend, the reference.

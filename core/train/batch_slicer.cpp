@@ -3,47 +3,79 @@
 #include "io/dtype.h"
 #include "pipeline/element.h"
 
+#include <oneapi/tbb/parallel_for.h>
+
+#include <algorithm>
 #include <cstring>
 
 namespace sluice::train {
 
 namespace {
 
-// Rows [begin, end) of a batched feature as fp32, shaped [end - begin, ...].
-void toFloat(const pipeline::Tensor &t, std::int64_t begin, std::int64_t end, FloatTensor &out)
+// Values per row of a batched feature (1 for a scalar per row).
+std::int64_t rowElements(const pipeline::Tensor &t)
 {
-    Shape shape(t.shape().begin(), t.shape().end());
-    const std::int64_t rowElems = shape.empty() ? 1 : shapeCount(Shape(shape.begin() + 1, shape.end()));
-    if (shape.empty())
-        shape = {1};
-    shape[0] = end - begin;
-    out.resize(shape);
-    const auto n = std::size_t((end - begin) * rowElems);
-    const std::size_t first = std::size_t(begin * rowElems);
+    std::int64_t n = 1;
+    const auto &shape = t.shape();
+    for (std::size_t d = 1; d < shape.size(); ++d)
+        n *= std::int64_t(shape[d]);
+    return n;
+}
+
+// Elements [first, first + n) of a tensor as fp32 into out.
+void convertRange(const pipeline::Tensor &t, std::size_t first, std::size_t n, float *out)
+{
     const DType dtype = t.dtype();
     switch (dtype) {
     case DType::Float32:
-        std::memcpy(out.ptr(), t.as<float>() + first, n * sizeof(float));
+        std::memcpy(out, t.as<float>() + first, n * sizeof(float));
         return;
     case DType::Float64:
         for (std::size_t i = 0; i < n; ++i)
-            out.data[i] = float(t.as<double>()[first + i]);
+            out[i] = float(t.as<double>()[first + i]);
         return;
     case DType::Int64:
         for (std::size_t i = 0; i < n; ++i)
-            out.data[i] = float(t.as<std::int64_t>()[first + i]);
+            out[i] = float(t.as<std::int64_t>()[first + i]);
         return;
     case DType::Int32:
         for (std::size_t i = 0; i < n; ++i)
-            out.data[i] = float(t.as<std::int32_t>()[first + i]);
+            out[i] = float(t.as<std::int32_t>()[first + i]);
         return;
     default: {
         const std::size_t item = itemSize(dtype);
         const TypeDescr descr{dtype};
         for (std::size_t i = 0; i < n; ++i)
-            out.data[i] = float(loadAsDouble(t.data() + (first + i) * item, descr));
+            out[i] = float(loadAsDouble(t.data() + (first + i) * item, descr));
     }
     }
+}
+
+// Rows [begin, end) of a batched feature as fp32 into out, in pieces of about 1M values on the
+// arena's threads when there are several.
+void toFloatInto(const pipeline::Tensor &t, std::int64_t begin, std::int64_t end, float *out)
+{
+    const auto rowElems = std::size_t(rowElements(t));
+    const std::size_t n = std::size_t(end - begin) * rowElems, first = std::size_t(begin) * rowElems;
+    constexpr std::size_t kPiece = std::size_t(1) << 20;
+    if (n <= kPiece) {
+        convertRange(t, first, n, out);
+        return;
+    }
+    oneapi::tbb::parallel_for(std::size_t(0), (n + kPiece - 1) / kPiece, [&](std::size_t p) {
+        const std::size_t at = p * kPiece;
+        convertRange(t, first + at, std::min(kPiece, n - at), out + at);
+    });
+}
+
+// Rows [begin, end) of a batched feature as fp32, shaped [end - begin, ...].
+void toFloat(const pipeline::Tensor &t, std::int64_t begin, std::int64_t end, FloatTensor &out)
+{
+    Shape shape{end - begin};
+    for (std::size_t d = 1; d < t.shape().size(); ++d)
+        shape.push_back(std::int64_t(t.shape()[d]));
+    out.resize(shape);
+    convertRange(t, std::size_t(begin * rowElements(t)), out.size(), out.ptr());
 }
 
 } // namespace
@@ -90,6 +122,35 @@ void sliceBatch(const Model &model, const pipeline::Element &batch, const Sample
             slice.weights.assign(std::size_t(slice.rows), 1.0f);
         applyClassWeights(slice.targets[0], weighting.classWeights, slice.weights);
     }
+}
+
+bool gatherSlice(const Model &model, const pipeline::Element &batch, const SampleWeighting &weighting, std::int64_t begin, std::int64_t end,
+                 std::span<const std::size_t> blockOffsets, float *dst)
+{
+    const std::size_t rows = std::size_t(end - begin);
+    std::size_t k = 0;
+    for (const auto &in : model.inputs())
+        toFloatInto(batch.tensors[in.featureIndex], begin, end, dst + rows * blockOffsets[k++]);
+    const std::size_t firstTarget = k;
+    for (const auto &out : model.outputs())
+        toFloatInto(batch.tensors[out.targetIndex], begin, end, dst + rows * blockOffsets[k++]);
+    float *weights = dst + rows * blockOffsets[k];
+    const bool classWeighted = !weighting.classWeights.empty() && !model.outputs().empty();
+    if (weighting.sampleWeightFeature)
+        toFloatInto(batch.tensors[*weighting.sampleWeightFeature], begin, end, weights);
+    else if (classWeighted)
+        std::fill_n(weights, rows, 1.0f);
+    if (classWeighted) {
+        // applyClassWeights reads the target as a tensor: a copy of the first target's block.
+        FloatTensor target;
+        Shape shape{std::int64_t(rows)};
+        for (auto d : model.outputs()[0].targetShape)
+            shape.push_back(d);
+        target.resize(shape);
+        std::copy_n(dst + rows * blockOffsets[firstTarget], target.size(), target.ptr());
+        applyClassWeights(target, weighting.classWeights, std::span<float>(weights, rows));
+    }
+    return weighting.sampleWeightFeature.has_value() || classWeighted;
 }
 
 std::vector<std::int64_t> splitRows(std::int64_t rows, int parts)

@@ -7,6 +7,7 @@
 #include "train/replica.h"
 
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -28,6 +29,15 @@ Result<std::int64_t> batchRows(const Model &model, const pipeline::Element &batc
 // Fills `slice` with rows [begin, end) of `batch`; reuses its buffers.
 void sliceBatch(const Model &model, const pipeline::Element &batch, const SampleWeighting &weighting, std::int64_t begin, std::int64_t end,
                 BatchSlice &slice);
+
+// The GPU replicas' staging (train/gpu/gpu_replica.h): rows [begin, end) of `batch` written as
+// fp32 straight into `dst`, in blocks: every model input, every target, then the rows' weights,
+// block k of a slice of R rows starting at dst + R * blockOffsets[k] (blockOffsets: the floats per
+// row of the blocks before it). Large slices are converted on the calling arena's threads.
+// Returns whether row weights were written (a sample-weight feature or class weights): the same
+// values sliceBatch gives.
+bool gatherSlice(const Model &model, const pipeline::Element &batch, const SampleWeighting &weighting, std::int64_t begin, std::int64_t end,
+                 std::span<const std::size_t> blockOffsets, float *dst);
 
 // Splits `rows` as tf.distribute splits a global batch over `parts` replicas: as evenly as
 // possible, the first (rows % parts) replicas taking one more row. Returns parts+1 boundaries.

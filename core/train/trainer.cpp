@@ -189,13 +189,8 @@ Result<SliceResult> Trainer::Impl::runBatch(const pipeline::Element &batch, std:
                                             std::vector<std::unique_ptr<Replica>> &reps)
 {
     const auto bounds = splitRows(rows, int(reps.size()));
-    if (gpu) {
-        inArena([&] {
-            oneapi::tbb::parallel_for(std::size_t(0), reps.size(),
-                                      [&](std::size_t r) { sliceBatch(*model, batch, weighting, bounds[r], bounds[r + 1], slices[r]); });
-        });
-        return runOnGpu(bounds, training, globalRows > 0 ? float(1.0 / globalRows) : 0.0f, reps);
-    }
+    if (gpu)
+        return runOnGpu(&batch, bounds, training, globalRows > 0 ? float(1.0 / globalRows) : 0.0f, reps);
     std::vector<SliceResult> results(reps.size());
     const float scale = globalRows > 0 ? float(1.0 / globalRows) : 0.0f;
     // Sharded element by element, local row j of worker w is row j * W + w of the global batch.
@@ -225,7 +220,8 @@ Result<SliceResult> Trainer::Impl::runBatch(const pipeline::Element &batch, std:
     return total;
 }
 
-Result<SliceResult> Trainer::Impl::runOnGpu(std::span<const std::int64_t> bounds, bool training, float scale, std::vector<std::unique_ptr<Replica>> &reps)
+Result<SliceResult> Trainer::Impl::runOnGpu(const pipeline::Element *batch, std::span<const std::int64_t> bounds, bool training, float scale,
+                                            std::vector<std::unique_ptr<Replica>> &reps)
 {
     // As the CPU replicas: local row j of worker w is row j * W + w of the global batch.
     const std::int64_t stride = workers(), rank = reducer->processIndex();
@@ -240,7 +236,13 @@ Result<SliceResult> Trainer::Impl::runOnGpu(std::span<const std::int64_t> bounds
         holders.push_back(reps[r].get());
     }
     Result<SliceResult> result = SliceResult{};
-    inArena([&] { result = gpu->run(std::span<const BatchSlice>(slices.data(), reps.size()), contexts, scale, training, holders); });
+    inArena([&] {
+        // From the batch straight into each GPU replica's pinned staging; no batch: empty slices.
+        if (batch)
+            result = gpu->run(*batch, bounds, weighting, contexts, scale, training, holders);
+        else
+            result = gpu->run(std::span<const BatchSlice>(slices.data(), reps.size()), contexts, scale, training, holders);
+    });
     return result;
 }
 

@@ -94,8 +94,10 @@ struct Trainer::Impl
     // Forward (+ backward) of `batch` split over the local replicas; local sums in `totals`.
     Result<SliceResult> runBatch(const pipeline::Element &batch, std::int64_t rows, double globalRows, bool training,
                                  std::vector<std::unique_ptr<Replica>> &reps);
-    // The GPU engine's pass over `slices` (already cut), with the contexts runBatch gives the CPU replicas.
-    Result<SliceResult> runOnGpu(std::span<const std::int64_t> bounds, bool training, float scale, std::vector<std::unique_ptr<Replica>> &reps);
+    // The GPU engine's pass over `batch` cut at `bounds` (null: over `slices`, which hold no
+    // rows), with the contexts runBatch gives the CPU replicas.
+    Result<SliceResult> runOnGpu(const pipeline::Element *batch, std::span<const std::int64_t> bounds, bool training, float scale,
+                                 std::vector<std::unique_ptr<Replica>> &reps);
     // Brings the GPUs' weights and optimizer state into `weights` and the optimizer's slots.
     Status syncFromGpu();
     Status saveCheckpointAt(int epoch, std::int64_t batchInEpoch, std::int64_t stepInEpoch, const std::vector<std::uint64_t> &passCounters);

@@ -44,7 +44,7 @@ Result<std::vector<double>> Trainer::Impl::trainStep(const std::optional<pipelin
         for (auto &slice : slices)
             slice.rows = 0;
         const std::vector<std::int64_t> bounds(replicas.size() + 1, 0);
-        auto ran = runOnGpu(bounds, true, 0.0f, replicas);
+        auto ran = runOnGpu(nullptr, bounds, true, 0.0f, replicas);
         if (!ran)
             return ran.error();
         result = std::move(*ran);

@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 
 namespace sluice::train {
@@ -73,6 +74,11 @@ public:
     Status getState(std::span<float> weights, std::vector<OptimizerSlot> &slots) override;
     Result<SliceResult> run(std::span<const BatchSlice> slices, std::span<const PassContext> contexts, float scale, bool training,
                             std::span<Replica *const> metricHolders) override;
+    Result<SliceResult> run(const pipeline::Element &batch, std::span<const std::int64_t> bounds, const SampleWeighting &weighting,
+                            std::span<const PassContext> contexts, float scale, bool training, std::span<Replica *const> metricHolders) override;
+    // The pass, whatever fills the staging buffers: stage(r) for every replica with rows.
+    Result<SliceResult> runStaged(std::span<const std::int64_t> rows, const std::function<void(std::size_t)> &stage,
+                                  std::span<const PassContext> contexts, float scale, bool training, std::span<Replica *const> metricHolders);
     Status update(float learningRate, std::int64_t iteration) override;
 
 private:
@@ -433,18 +439,39 @@ Status CudaEngine::getState(std::span<float> weights, std::vector<OptimizerSlot>
 Result<SliceResult> CudaEngine::run(std::span<const BatchSlice> slices, std::span<const PassContext> contexts, float scale, bool training,
                                     std::span<Replica *const> metricHolders)
 {
+    std::vector<std::int64_t> rows;
+    for (const auto &slice : slices)
+        rows.push_back(slice.rows);
+    return runStaged(rows, [&](std::size_t r) { m_replicas[r]->stage(slices[r]); }, contexts, scale, training, metricHolders);
+}
+
+Result<SliceResult> CudaEngine::run(const pipeline::Element &batch, std::span<const std::int64_t> bounds, const SampleWeighting &weighting,
+                                    std::span<const PassContext> contexts, float scale, bool training, std::span<Replica *const> metricHolders)
+{
+    std::vector<std::int64_t> rows;
+    for (std::size_t r = 0; r + 1 < bounds.size(); ++r)
+        rows.push_back(bounds[r + 1] - bounds[r]);
+    return runStaged(rows, [&](std::size_t r) { m_replicas[r]->stage(batch, bounds[r], bounds[r + 1], weighting); }, contexts, scale, training,
+                     metricHolders);
+}
+
+Result<SliceResult> CudaEngine::runStaged(std::span<const std::int64_t> rows, const std::function<void(std::size_t)> &stage,
+                                          std::span<const PassContext> contexts, float scale, bool training, std::span<Replica *const> metricHolders)
+{
     const std::size_t count = m_replicas.size();
     std::size_t r = 0;
     try {
         for (r = 0; r < count; ++r)
-            m_replicas[r]->reserve(slices[r].rows);
+            m_replicas[r]->reserve(rows[r]);
         // Gathering into pinned memory is host work: every replica's at once.
         oneapi::tbb::parallel_for(std::size_t(0), count, [&](std::size_t k) {
-            if (slices[k].rows > 0)
-                m_replicas[k]->stage(slices[k]);
+            if (rows[k] > 0)
+                stage(k);
+            else
+                m_replicas[k]->stageNothing();
         });
         for (r = 0; r < count; ++r) {
-            if (slices[r].rows == 0)
+            if (rows[r] == 0)
                 continue;
             auto &rep = *m_replicas[r];
             cuda::setDevice(rep.device().index);
@@ -462,7 +489,7 @@ Result<SliceResult> CudaEngine::run(std::span<const BatchSlice> slices, std::spa
             // every GPU has queued its last layer.
             for (std::size_t i = m_model.nodes().size(); i-- > m_model.inputs().size();) {
                 for (r = 0; r < count; ++r) {
-                    if (slices[r].rows == 0)
+                    if (rows[r] == 0)
                         continue;
                     cuda::setDevice(m_replicas[r]->device().index);
                     m_replicas[r]->backwardNode(i, contexts[r], m_devices[m_replicaDevice[r]]->weights.data());
@@ -478,7 +505,7 @@ Result<SliceResult> CudaEngine::run(std::span<const BatchSlice> slices, std::spa
         SliceResult total;
         total.outputLossSums.assign(m_model.outputs().size(), 0.0);
         for (r = 0; r < count; ++r) {
-            const auto part = m_replicas[r]->collect(slices[r], r < metricHolders.size() ? metricHolders[r] : nullptr);
+            const auto part = m_replicas[r]->collect(r < metricHolders.size() ? metricHolders[r] : nullptr);
             for (std::size_t o = 0; o < part.outputLossSums.size(); ++o)
                 total.outputLossSums[o] += part.outputLossSums[o];
             total.finite = total.finite && part.finite;

@@ -15,6 +15,7 @@
 // oneTBB tasks in the training arena.
 
 #include "io/error.h"
+#include "train/batch_slicer.h"
 #include "train/gradient_reducer.h"
 #include "train/model.h"
 #include "train/optimizer.h"
@@ -56,6 +57,10 @@ public:
     // are then downloaded; not at all when no output has metrics). Losses as Replica::run.
     virtual Result<SliceResult> run(std::span<const BatchSlice> slices, std::span<const PassContext> contexts, float scale, bool training,
                                     std::span<Replica *const> metricHolders) = 0;
+    // The same straight from a pipeline batch: replica r takes rows [bounds[r], bounds[r + 1]),
+    // gathered and converted into its pinned staging buffer with no intermediate copy.
+    virtual Result<SliceResult> run(const pipeline::Element &batch, std::span<const std::int64_t> bounds, const SampleWeighting &weighting,
+                                    std::span<const PassContext> contexts, float scale, bool training, std::span<Replica *const> metricHolders) = 0;
 
     // Sums the gradients of every replica (and process), clips them, applies the optimizer.
     virtual Status update(float learningRate, std::int64_t iteration) = 0;

@@ -156,15 +156,33 @@ void GpuReplica::reserve(std::int64_t rows)
     m_capacity = rows;
 }
 
-void GpuReplica::stage(const BatchSlice &slice)
+float *GpuReplica::beginStaging(std::int64_t rows, bool weighted)
 {
     cuda::setDevice(m_device.index); // a worker thread: waiting on an event must not touch another GPU
-    m_rows = slice.rows;
-    m_hasWeights = !slice.weights.empty();
+    m_rows = rows;
+    m_hasWeights = weighted;
     m_current ^= 1;
     Staging &s = m_staging[m_current];
     if (s.used)
         cuda::synchronizeEvent(s.copied); // its previous copy has left the pinned buffer
+    return s.pinned;
+}
+
+const float *GpuReplica::stagedBlock(std::size_t block) const
+{
+    return m_staging[m_current].pinned + std::size_t(m_rows) * m_stagingOffsets[block];
+}
+
+void GpuReplica::stage(const pipeline::Element &batch, std::int64_t begin, std::int64_t end, const SampleWeighting &weighting)
+{
+    const bool weighted = weighting.sampleWeightFeature.has_value() || (!weighting.classWeights.empty() && !m_model.outputs().empty());
+    float *pinned = beginStaging(end - begin, weighted);
+    gatherSlice(m_model, batch, weighting, begin, end, m_stagingOffsets, pinned);
+}
+
+void GpuReplica::stage(const BatchSlice &slice)
+{
+    float *pinned = beginStaging(slice.rows, !slice.weights.empty());
     // Column blocks: input i occupies rows * count_i floats from rows * offset_i, so that each
     // feature is one contiguous [rows, ...] array on the device.
     const std::size_t rows = std::size_t(slice.rows);
@@ -181,7 +199,7 @@ void GpuReplica::stage(const BatchSlice &slice)
     std::vector<std::tuple<float *, const float *, std::size_t>> pieces;
     for (std::size_t k = 0; k < sources.size(); ++k)
         for (std::size_t at = 0; at < sources[k].second; at += kPiece)
-            pieces.emplace_back(s.pinned + rows * m_stagingOffsets[k] + at, sources[k].first + at, std::min(kPiece, sources[k].second - at));
+            pieces.emplace_back(pinned + rows * m_stagingOffsets[k] + at, sources[k].first + at, std::min(kPiece, sources[k].second - at));
     oneapi::tbb::parallel_for(std::size_t(0), pieces.size(), [&](std::size_t i) {
         const auto &[dst, src, n] = pieces[i];
         std::memcpy(dst, src, n * sizeof(float));
@@ -350,19 +368,21 @@ void GpuReplica::backwardNode(std::size_t index, const PassContext &ctx, const f
         cuda::recordEvent(m_staging[m_current].consumed, m_device.compute); // the last reader of the staged rows
 }
 
-SliceResult GpuReplica::collect(const BatchSlice &slice, Replica *holder)
+SliceResult GpuReplica::collect(Replica *holder)
 {
     SliceResult result;
     const auto &outputs = m_model.outputs();
     result.outputLossSums.assign(outputs.size(), 0.0);
-    if (slice.rows == 0)
+    if (m_rows == 0)
         return result;
     cuda::synchronizeEvent(m_lossReady);
+    const std::span<const float> weights = m_hasWeights ? std::span<const float>(stagedBlock(m_stagingOffsets.size() - 1), std::size_t(m_rows))
+                                                        : std::span<const float>();
     for (std::size_t o = 0; o < outputs.size(); ++o) {
         const float *perSample = m_lossHost + std::size_t(m_rows) * o;
         double sum = 0;
         for (std::int64_t r = 0; r < m_rows; ++r)
-            sum += double(perSample[r]) * (slice.weights.empty() ? 1.0 : double(slice.weights[std::size_t(r)]));
+            sum += double(perSample[r]) * (weights.empty() ? 1.0 : double(weights[std::size_t(r)]));
         result.outputLossSums[o] = sum;
         result.finite = result.finite && std::isfinite(sum);
         if (!holder || holder->metrics()[o].empty())
@@ -371,11 +391,16 @@ SliceResult GpuReplica::collect(const BatchSlice &slice, Replica *holder)
         Shape shape{m_rows};
         for (auto d : m_model.nodes()[node].shape)
             shape.push_back(d);
-        FloatTensor pred;
+        FloatTensor pred, target;
         pred.resize(shape);
         std::copy_n(m_predHost[o], pred.size(), pred.ptr());
+        Shape targetShape{m_rows};
+        for (auto d : outputs[o].targetShape)
+            targetShape.push_back(d);
+        target.resize(targetShape);
+        std::copy_n(stagedBlock(m_model.inputs().size() + o), target.size(), target.ptr());
         for (auto &m : holder->metrics()[o])
-            m->update(pred, slice.targets[o], slice.weights);
+            m->update(pred, target, weights);
     }
     return result;
 }

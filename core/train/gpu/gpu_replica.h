@@ -11,6 +11,7 @@
 
 #include "train/cuda/device_buffer.h"
 #include "train/gpu/gpu_layer_ops.h"
+#include "train/batch_slicer.h"
 #include "train/model.h"
 #include "train/replica.h"
 
@@ -54,6 +55,15 @@ public:
     // Copies the slice into the next pinned staging buffer (host work only; waits for that
     // buffer's previous copy to finish first).
     void stage(const BatchSlice &slice);
+    // The same from rows [begin, end) of a pipeline batch, gathered and converted straight into
+    // the pinned buffer (no intermediate slice).
+    void stage(const pipeline::Element &batch, std::int64_t begin, std::int64_t end, const SampleWeighting &weighting);
+    // This pass gives the replica no rows (an uneven last batch): it only zeroes its gradients.
+    void stageNothing()
+    {
+        m_rows = 0;
+        m_hasWeights = false;
+    }
     // Queues the staged rows' copy on the copy stream; the compute stream waits for it.
     void upload();
     void forward(const PassContext &ctx, const float *weights);
@@ -66,8 +76,8 @@ public:
     // reverse by the engine).
     void backwardNode(std::size_t index, const PassContext &ctx, const float *weights);
     // Waits for loss()'s downloads (not for the rest of the pass): the loss sums, and the
-    // metrics of `holder` updated.
-    SliceResult collect(const BatchSlice &slice, Replica *holder);
+    // metrics of `holder` updated (targets and row weights read back from the pinned staging).
+    SliceResult collect(Replica *holder);
 
     float *gradients() { return m_gradients.data(); }
     std::int64_t rows() const { return m_rows; }
@@ -81,6 +91,8 @@ private:
         cuda::Event consumed = nullptr;        // on the compute stream: the pass no longer reads them
         bool used = false;
     };
+    float *beginStaging(std::int64_t rows, bool weighted); // the next pinned buffer, once free
+    const float *stagedBlock(std::size_t block) const;     // pinned: block k of the staged rows
     const float *inputPtr(std::size_t input) const;
     const float *targetPtr(std::size_t output) const;
     const float *rowWeightsPtr() const;
