@@ -242,9 +242,11 @@ Result<TrainBenchResult> timeCpuSteps(const TrainBenchOptions &o, StepSetup &s)
 }
 
 // The CUDA backend through the Trainer's GpuEngine: run() stages each replica's slice through
-// pinned memory, copies it, runs forward and backward and waits for the devices; update() only
-// queues the gradient sum and the optimizer. So a step is timed from the return of one run() to
-// the return of the next: the update queued in between is finished by then, on the same stream.
+// pinned memory, copies it, queues forward and backward and waits only for the losses; update()
+// only queues the gradient sum and the optimizer. So a step is timed from the return of one run()
+// to the return of the next: by then the previous step's backward and update have run (the
+// losses of a step come after them on the same stream). run_call_ms thus holds the previous
+// step's backward and update; update_call_ms is queueing time only.
 Result<TrainBenchResult> timeGpuSteps(const TrainBenchOptions &o, StepSetup &s)
 {
     const int threads = o.threads > 0 ? o.threads : defaultThreadCount();

@@ -133,18 +133,23 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Project &project, const T
         // GPUs asked for: the CUDA backend where this build and machine have one; otherwise the
         // run says why once and trains on the CPU (blueprint decision 4).
         auto devices = resolveGpuDevices(config.gpuDevices, impl.deviceNote);
-        if (!devices)
-            return devices.error();
         if (impl.workers() > 1) {
-            // Every process trains on the same backend: GPUs only where every one has them.
-            std::vector<double> found{devices->empty() ? 0.0 : 1.0};
+            // Every process trains on the same backend: GPUs only where every one has them (a
+            // process that could not read its device list joins the sum too, then fails).
+            std::vector<double> found{!devices ? -double(impl.workers()) - 1 : devices->empty() ? 0.0 : 1.0};
             if (auto s = impl.reducer->sumAcrossProcesses(found); !s.ok())
                 return s.error();
+            if (!devices)
+                return devices.error();
+            if (found[0] < 0)
+                return Error::invalid("training.devices", "another process could not use the devices asked for");
             if (found[0] < impl.workers() && !devices->empty()) {
                 devices->clear();
                 impl.deviceNote = "another process found no GPU; every process trains on the CPU";
             }
         }
+        if (!devices)
+            return devices.error();
         if (!devices->empty()) {
             GpuEngineOptions gpuOptions;
             gpuOptions.devices = *devices;

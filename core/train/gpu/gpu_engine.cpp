@@ -50,9 +50,12 @@ std::string deviceName(int index) { return "cuda:" + std::to_string(index); }
 // MPI launchers set (Open MPI, MPICH / Hydra, Slurm); {0, 1} outside a launcher.
 std::pair<int, int> localRank()
 {
+    // Slurm's SLURM_TASKS_PER_NODE reads "4(x2)" or "4,3": the leading count is this layout's
+    // (atoi stops at the first non-digit).
     const char *pairs[][2] = {{"OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"},
                               {"MPI_LOCALRANKID", "MPI_LOCALNRANKS"},
-                              {"SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"}};
+                              {"SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"},
+                              {"SLURM_LOCALID", "SLURM_TASKS_PER_NODE"}};
     for (const auto &p : pairs) {
         const char *rank = std::getenv(p[0]), *size = std::getenv(p[1]);
         if (rank && size && std::atoi(size) > 0)
@@ -212,13 +215,17 @@ Status CudaEngine::init(Optimizer &optimizer)
     } catch (const std::exception &e) {
         setupError = Error::io("cuda", std::string("setting up the GPUs failed: ") + e.what());
     }
-    auto allSetUp = everyProcess(!setupError);
-    if (!allSetUp)
-        return allSetUp.error();
-    if (setupError)
-        return *setupError;
-    if (!*allSetUp)
-        return Error::notFound("cuda", "another process could not set up its GPUs");
+    // Agreed outcome: a fatal failure anywhere fails every process; a missing library anywhere
+    // sends every process to the CPU.
+    std::vector<double> outcome{setupError && setupError->kind == Error::Kind::NotFound ? 1.0 : 0.0,
+                                setupError && setupError->kind != Error::Kind::NotFound ? 1.0 : 0.0};
+    if (processes > 1 && m_opt.reducer)
+        if (auto s = m_opt.reducer->sumAcrossProcesses(outcome); !s.ok())
+            return s.error();
+    if (outcome[1] > 0)
+        return setupError && setupError->kind != Error::Kind::NotFound ? *setupError : Error::io("cuda", "another process failed to set up its GPUs");
+    if (outcome[0] > 0)
+        return setupError ? *setupError : Error::notFound("cuda", "another process could not set up its GPUs");
 
     std::string why;
     const bool ncclHere = NcclComm::available(why);
@@ -298,6 +305,11 @@ Status CudaEngine::initNccl()
         comms = NcclComm::create(id, processes * int(indices.size()), rank * int(indices.size()), indices);
     } catch (const std::exception &e) {
         failure = e.what(); // e.g. the same GPU in two processes: NCCL refuses duplicates
+        // The others may still wait inside NCCL's start-up for this process: only an abort of
+        // every rank (the caller's, on an error) ends them. Where every process failed alike
+        // (duplicate GPUs), the sum below still reaches all of them.
+        if (processes > 1 && failure.find("nvalid usage") == std::string::npos && failure.find("uplicate") == std::string::npos)
+            return deviceError("NCCL could not start: " + failure);
     }
     failed = {failure.empty() ? 0.0 : 1.0};
     if (auto s = sumEverywhere(failed); !s.ok())
@@ -479,8 +491,8 @@ Result<SliceResult> CudaEngine::runStaged(std::span<const std::int64_t> rows, co
             rep.forward(contexts[r], m_devices[m_replicaDevice[r]]->weights.data());
             rep.loss(scale, training, r < metricHolders.size() ? metricHolders[r] : nullptr);
         }
-        m_overlappedThisStep = false;
         if (training) {
+            m_overlappedThisStep = false;
             for (r = 0; r < count; ++r) {
                 cuda::setDevice(m_replicas[r]->device().index);
                 m_replicas[r]->zeroGradients();
