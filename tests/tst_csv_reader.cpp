@@ -55,6 +55,61 @@ private Q_SLOTS:
         QCOMPARE(rows(csv.path), (Rows{{"1", "a, b", "2.5"}, {"2", "say \"hi\"", ""}, {"3", "two\nlines", "-1"}, {"4", "", "7"}}));
     }
 
+    // Parallel parsing cuts files into chunks at line ends outside quotes: for every chunk size,
+    // the chunks' rows one after another are the file's rows, and errors name the same lines.
+    void chunksSplitAtLineEndsOutsideQuotes()
+    {
+        Csv csv("id,text\r\n1,\"a\nb\"\r\n2,\"\"\"q\"\"\n\"\n\n3,plain\n4,\"x,\ny\nz\"\n5,last");
+        const Rows whole = rows(csv.path);
+        QCOMPARE(whole.size(), std::size_t(5));
+        auto r = CsvReader::open(csv.path);
+        QVERIFY(r.ok());
+        auto file = MappedFile::open(csv.path);
+        QVERIFY(file.ok());
+        for (std::size_t bytes = 1; bytes <= (*file)->size(); ++bytes) {
+            Rows joined;
+            std::size_t pos = r->dataBegin();
+            std::uint64_t line = r->dataBeginLine();
+            while (pos < (*file)->size()) {
+                const CsvChunkEnd chunk = nextCsvChunk((*file)->bytes(), pos, bytes);
+                QVERIFY(chunk.end > pos);
+                auto part = CsvReader::open(csv.path);
+                QVERIFY(part.ok());
+                part->restrict(pos, chunk.end, line);
+                for (;;) {
+                    auto row = part->next();
+                    QVERIFY2(row.ok(), row.ok() ? "" : row.error().message().c_str());
+                    if (!*row)
+                        break;
+                    joined.emplace_back((*row)->begin(), (*row)->end());
+                }
+                pos = chunk.end;
+                line += chunk.lines;
+            }
+            QVERIFY2(joined == whole, ("chunks of " + std::to_string(bytes) + " bytes").c_str());
+        }
+        // The line of an error inside a later chunk.
+        Csv bad("a,b\n1,\"x\ny\"\n2,3\n4\n");
+        auto b = CsvReader::open(bad.path);
+        auto bf = MappedFile::open(bad.path);
+        QVERIFY(b.ok() && bf.ok());
+        const CsvChunkEnd first = nextCsvChunk((*bf)->bytes(), b->dataBegin(), 1);
+        auto second = CsvReader::open(bad.path);
+        QVERIFY(second.ok());
+        second->restrict(first.end, (*bf)->size(), b->dataBeginLine() + first.lines);
+        std::string error;
+        for (;;) {
+            auto row = second->next();
+            if (!row.ok()) {
+                error = row.error().message();
+                break;
+            }
+            if (!*row)
+                break;
+        }
+        QVERIFY2(QString::fromStdString(error).contains("line 5: 1 fields"), error.c_str());
+    }
+
     void lineNumbersCountQuotedNewlines()
     {
         Csv csv("a,b\n1,\"x\ny\"\n2\n");

@@ -484,6 +484,52 @@ private Q_SLOTS:
         QCOMPARE(filled.flat(), (std::vector<double>{0.5, 9, 1.5}));
     }
 
+    // from_csv parses chunks of the files in parallel (cut at line ends outside quotes): the same
+    // rows in the same order as one thread, and the same error naming the same line.
+    void csvParsedInParallelEqualsSequential()
+    {
+        QTemporaryDir dir;
+        const std::string d = dir.path().toStdString();
+        std::string text = "id,score,name\r\n";
+        for (int i = 0; i < 40000; ++i) {
+            text += std::to_string(i) + "," + (i % 97 == 0 ? std::string() : std::to_string(i * 0.25)) + ",";
+            text += i % 13 == 0 ? "\"multi\nline, \"\"" + std::to_string(i) + "\"\"\"" : "n" + std::to_string(i);
+            text += i % 2 ? "\r\n" : "\n";
+        }
+        writeFile(d + "/big-a.csv", text);
+        writeFile(d + "/big-b.csv", "id,score,name\n-1,1.5,tail\n");
+        auto readAll = [&](const json &parallel, int threads) {
+            pipeline::PipelineOptions options;
+            options.threads = threads;
+            return runPass(chain({op("src", "from_csv", {{"filenames", "big-*.csv"}, {"columns", {{"id", "int64"}, {"score", "float64"}, {"name", "string"}}},
+                                                          {"column_defaults", {{"score", -7}}}, {"num_parallel_calls", parallel}})}),
+                           "id", d, options);
+        };
+        const Pass one = readAll(1, 2), many = readAll("AUTOTUNE", 2), three = readAll(3, 2);
+        QVERIFY2(one.ok() && many.ok() && three.ok(), (one.error + many.error + three.error).c_str());
+        QCOMPARE(one.size(), std::size_t(40001));
+        for (const Pass *p : {&many, &three}) {
+            QCOMPARE(p->size(), one.size());
+            for (std::size_t i = 0; i < one.size(); ++i) {
+                QCOMPARE(*p->elements[i].tensors[0].as<std::int64_t>(), *one.elements[i].tensors[0].as<std::int64_t>());
+                QCOMPARE(p->elements[i].tensors[1].stringValues(), one.elements[i].tensors[1].stringValues());
+                QCOMPARE(*p->elements[i].tensors[2].as<double>(), *one.elements[i].tensors[2].as<double>());
+            }
+        }
+        QCOMPARE(one.elements[13].tensors[1].stringValues().at(0), std::string("multi\nline, \"13\""));
+        QCOMPARE(*one.elements[97].tensors[2].as<double>(), -7.0);
+
+        // A bad row deep in the file: both modes stop with the same message, after the same rows.
+        std::string broken = text;
+        broken.insert(broken.rfind("30000,"), "oops\n");
+        writeFile(d + "/big-a.csv", broken);
+        const Pass badOne = readAll(1, 2), badMany = readAll("AUTOTUNE", 2);
+        QVERIFY(!badOne.ok() && !badMany.ok());
+        QCOMPARE(badMany.error, badOne.error);
+        QCOMPARE(badMany.size(), badOne.size());
+        QVERIFY2(contains(badOne.error, "1 fields, the header has 3"), badOne.error.c_str());
+    }
+
     // tf.data.Dataset.range(start, stop, step): a negative step counts down, an empty range when
     // the step points away from stop; the same by position (gathered batches) as streamed.
     void rangeWithStep_data()

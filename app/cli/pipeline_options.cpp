@@ -9,6 +9,11 @@ void addPipelineOptions(QCommandLineParser &parser)
     parser.addOption({"threads", "CPU budget: threads of the pipeline's task arena (default: all cores).", "N"});
     parser.addOption({"seed", "Pipeline seed: random ops without a seed of their own derive theirs from it.", "S"});
     parser.addOption({"ram-budget", "RAM budget for AUTOTUNE'd buffers, e.g. 4G (default: half of RAM).", "SIZE"});
+    parser.addOption({"resident-budget",
+                      "Resident memory mapped sources may hold, e.g. 2G: a shuffled pass over more data than this reads "
+                      "rows ahead from storage and releases its pages whenever the process grows by this much "
+                      "(default: a quarter of RAM).",
+                      "SIZE"});
 }
 
 std::optional<Project> loadProjectArgument(const QCommandLineParser &parser, const char *command)
@@ -47,6 +52,12 @@ std::optional<pipeline::PipelineOptions> pipelineOptions(const QCommandLineParse
         if (!b)
             return std::nullopt;
         options.ramBudgetBytes = *b;
+    }
+    if (parser.isSet("resident-budget")) {
+        auto b = parseByteSize("resident-budget", parser.value("resident-budget"));
+        if (!b)
+            return std::nullopt;
+        options.residentBudgetBytes = std::max<std::uint64_t>(*b, 1);
     }
     if (parser.isSet("node"))
         options.outputNode = parser.value("node").toStdString();

@@ -22,6 +22,21 @@ std::string count(double v)
     return format("%.0f", v);
 }
 
+// The line under a mapped source: how its rows reached memory.
+std::string storageLine(const pipeline::StorageSnapshot &s)
+{
+    std::string line = format("  └ %s access, %s rows read, %.0f%% of reading time waiting for storage, %s from storage, %.2f pages/row",
+                              s.access.c_str(), count(double(s.rowsRead)).c_str(), 100 * s.waitShare,
+                              humanRate(s.storageBytesPerSecond).c_str(), s.pagesPerRow);
+    if (s.access == "random")
+        line += s.readAhead ? format(", read-ahead %s rows (budget %s rows, %s)", count(double(s.readAheadRows)).c_str(),
+                                     count(double(s.readAheadLimitRows)).c_str(), humanBytes(s.readAheadLimitBytes).c_str())
+                            : std::string(", no read-ahead (in the page cache)");
+    line += format(", resident budget %s, %s released\n", humanBytes(s.residentBudgetBytes).c_str(),
+                   s.releases == 1 ? "1 time" : (std::to_string(s.releases) + " times").c_str());
+    return line;
+}
+
 } // namespace
 
 std::string statsTable(const pipeline::PipelineSnapshot &s)
@@ -38,6 +53,8 @@ std::string statsTable(const pipeline::PipelineSnapshot &s)
                       100 * st.utilisation, st.waitInputSeconds,
                       st.async ? format("%.2fs", st.waitConsumerSeconds).c_str() : "-", queue.c_str(),
                       st.async ? std::to_string(st.parallelism).c_str() : "-", tuned.c_str());
+        if (st.storage && st.storage->rowsRead > 0)
+            out += storageLine(*st.storage);
     }
     out += format("\n%s elements in %.2f s (%s elements/s) on %d thread%s\n", count(double(s.elements)).c_str(), s.elapsedSeconds,
                   count(s.elementsPerSecond).c_str(), s.threads, s.threads == 1 ? "" : "s");

@@ -5,6 +5,7 @@
 #include "cli/cli_support.h"
 #include "io/npy_file.h"
 #include "io/npz_file.h"
+#include "io/page_cache.h"
 #include "io/read_pass.h"
 #include "telemetry/memcpy_bandwidth.h"
 
@@ -37,6 +38,7 @@ int benchRead(const QStringList &arguments)
         "Examples:\n"
         "  sluice bench read data/x.npy --order shuffled --batch 256 --threads 2 --seconds 10 --json\n"
         "  sluice bench read data/x.npy --passes 1 --seed 3 --verify\n"
+        "  sluice bench read big/x.npy --order shuffled --batch 1024 --cold   # from storage, not the page cache\n"
         "  sluice bench read data/train.npz --member x --order sequential");
     const QCommandLineOption order("order", "sequential or shuffled.", "ORDER", "sequential");
     const QCommandLineOption batch("batch", "Rows per batch.", "N", "256");
@@ -46,8 +48,10 @@ int benchRead(const QStringList &arguments)
     const QCommandLineOption seed("seed", "Seed of the shuffled order.", "S", "0");
     const QCommandLineOption member("member", "Array inside a .npz to read.", "NAME");
     const QCommandLineOption verify("verify", "Checksum every gathered row (slower; for correctness checks).");
+    const QCommandLineOption cold("cold", "Larger-than-RAM mode: drop FILE from the page cache first, so the rows come "
+                                          "from storage (a file larger than RAM never stays cached anyway).");
     const QCommandLineOption json("json", "Print one JSON object.");
-    parser.addOptions({order, batch, threads, seconds, passes, seed, member, verify, json});
+    parser.addOptions({order, batch, threads, seconds, passes, seed, member, verify, cold, json});
     parser.addPositionalArgument("read", "The benchmark: read.");
     parser.addPositionalArgument("FILE", "A .npy file (or .npz with --member).");
     if (auto exit = cli::parseOrExit(parser, arguments))
@@ -88,6 +92,12 @@ int benchRead(const QStringList &arguments)
     if (!array) {
         cli::printError(array.error());
         return cli::BadInput;
+    }
+    if (parser.isSet(cold)) {
+        if (auto left = evictFromPageCache(path); !left.ok()) {
+            cli::printError(left.error());
+            return cli::RunFailed;
+        }
     }
     auto result = runReadPass(*array, options);
     if (!result) {

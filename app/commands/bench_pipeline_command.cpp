@@ -6,8 +6,10 @@
 #include "commands/commands.h"
 
 #include "cli/cli_support.h"
+#include "io/page_cache.h"
 #include "pipeline/pipeline.h"
 #include "telemetry/cpu_info.h"
+#include "telemetry/process_memory.h"
 
 #include <nlohmann/json.hpp>
 
@@ -45,10 +47,11 @@ struct Timed
 };
 
 // Iterates passes until `seconds` have passed (at least one pass when `wholePasses`).
-Result<Timed> timeRun(const Project &project, int threads, double seconds, bool wholePasses)
+Result<Timed> timeRun(const Project &project, int threads, double seconds, bool wholePasses, std::uint64_t residentBudget = 0)
 {
     pipeline::PipelineOptions options;
     options.threads = threads;
+    options.residentBudgetBytes = residentBudget;
     options.seed = 1;
     auto built = pipeline::Pipeline::build(project, options);
     if (!built.ok())
@@ -88,13 +91,17 @@ int benchPipeline(const QStringList &arguments)
         "Pipeline figures: the classic from_npy → global_shuffle → batch → prefetch over FILE (samples/s),\n"
         "and the per-element cost of an identity map stage, batched and unbatched.\n\n"
         "Examples:\n  sluice bench pipeline data/x.npy --batch 256 --threads 2 --seconds 5 --json\n"
-        "  sluice bench pipeline data/x.npy --map-chain 20   # a longer chain of identity maps for the overhead");
+        "  sluice bench pipeline data/x.npy --map-chain 20   # a longer chain of identity maps for the overhead\n"
+        "  sluice bench pipeline big/x.npy --cold --batch 1024 --seconds 30 --resident-budget 2G   # larger than RAM: from storage");
     parser.addPositionalArgument("pipeline", "The benchmark name.");
     parser.addPositionalArgument("FILE", "A .npy file of rows.");
     parser.addOption({"batch", "Rows per batch (default 256).", "N", "256"});
     parser.addOption({"threads", "Arena threads (default: all cores).", "N", "0"});
     parser.addOption({"seconds", "Seconds per measurement (default 5).", "S", "5"});
     parser.addOption({"map-chain", "Identity maps in the overhead chain (default 10).", "K", "10"});
+    parser.addOption({"cold", "Larger-than-RAM mode: drop FILE from the page cache first, so rows come from storage, and "
+                              "measure the classic pipeline only (with its storage figures and peak resident memory)."});
+    parser.addOption({"resident-budget", "Resident memory the source may hold, e.g. 2G (default: a quarter of RAM).", "SIZE"});
     parser.addOption({"json", "One JSON object on stdout."});
     if (auto exit = cli::parseOrExit(parser, arguments))
         return *exit;
@@ -109,6 +116,14 @@ int benchPipeline(const QStringList &arguments)
     const auto k = cli::parseCount("map-chain", parser.value("map-chain"), 1);
     if (!batch || !threads || !seconds || !k)
         return cli::BadInput;
+    std::uint64_t residentBudget = 0;
+    if (parser.isSet("resident-budget")) {
+        auto b = cli::parseByteSize("resident-budget", parser.value("resident-budget"));
+        if (!b)
+            return cli::BadInput;
+        residentBudget = std::max<std::uint64_t>(*b, 1);
+    }
+    const bool cold = parser.isSet("cold");
     const std::string file = QFileInfo(positional[1]).absoluteFilePath().toStdString();
     const int usedThreads = *threads ? int(*threads) : defaultThreadCount();
 
@@ -124,9 +139,40 @@ int benchPipeline(const QStringList &arguments)
                           node("prefetch", "prefetch", {{"buffer_size", "AUTOTUNE"}})});
     if (!classic.ok())
         return fail(classic.error());
-    auto c = timeRun(*classic, usedThreads, *seconds, false);
+    double cachedAfterEviction = -1;
+    if (cold) {
+        auto left = evictFromPageCache(file);
+        if (!left.ok())
+            return fail(left.error());
+        cachedAfterEviction = *left;
+    }
+    resetPeakRss();
+    auto c = timeRun(*classic, usedThreads, *seconds, false, residentBudget);
     if (!c.ok())
         return fail(c.error());
+    const std::uint64_t peakRss = peakRssBytes();
+    const double samplesPerSecond = double(c->rows) / c->seconds;
+    if (cold) { // the map-overhead figures mean nothing while rows come from storage
+        if (parser.isSet("json")) {
+            nlohmann::json j{{"tool", "sluice"},     {"benchmark", "pipeline"}, {"mode", "cold"},
+                             {"file", file},         {"batch", *batch},         {"threads", usedThreads},
+                             {"seconds", c->seconds}, {"samples", c->rows},     {"samples_per_s", samplesPerSecond},
+                             {"bytes_per_s", double(c->bytes) / c->seconds},
+                             {"peak_rss_bytes", peakRss},
+                             {"cached_after_eviction", cachedAfterEviction},
+                             {"bottleneck", c->snapshot.bottleneck},
+                             {"bottleneck_reason", c->snapshot.bottleneckReason},
+                             {"stats", c->snapshot.toJson()}};
+            std::printf("%s\n", j.dump().c_str());
+        } else {
+            std::printf("bench pipeline %s (cold: %.0f%% left in the page cache): batch %llu, %d threads\n", file.c_str(),
+                        100 * cachedAfterEviction, (unsigned long long)*batch, usedThreads);
+            std::printf("  from_npy → global_shuffle → batch → prefetch   %.0f samples/s  (%s), peak RSS %s\n", samplesPerSecond,
+                        cli::humanRate(double(c->bytes) / c->seconds).c_str(), cli::humanBytes(double(peakRss)).c_str());
+            std::printf("  bottleneck: %s (%s)\n", c->snapshot.bottleneck.c_str(), c->snapshot.bottleneckReason.c_str());
+        }
+        return cli::Success;
+    }
 
     // 2. Map overhead on batches: FILE → batch → map × K, against FILE → batch.
     auto withMaps = [&](std::vector<nlohmann::json> nodes, bool sequential) {
@@ -159,7 +205,6 @@ int benchPipeline(const QStringList &arguments)
     const double batchedOverhead = (perRowNs(*bm) - perRowNs(*bb)) / double(*k);
     const double elementOverhead = (perRowNs(*rm) - perRowNs(*rb)) / double(*k);
 
-    const double samplesPerSecond = double(c->rows) / c->seconds;
     if (parser.isSet("json")) {
         nlohmann::json j{{"tool", "sluice"},
                          {"benchmark", "pipeline"},

@@ -38,7 +38,8 @@ int preview(const QStringList &arguments)
     parser.setApplicationDescription("Runs a project's pipeline up to a node and shows what it emits.\n\n"
                                      "Examples:\n  sluice preview p.sluice --node shuffle --batches 2\n"
                                      "  sluice preview p.sluice --batches 3 --out preview/   # preview/batch_00000.npz, …\n"
-                                     "  sluice preview p.sluice --seed 7 --threads 2 --ram-budget 1G   # the same shuffle as run --seed 7");
+                                     "  sluice preview p.sluice --seed 7 --threads 2 --ram-budget 1G   # the same shuffle as run --seed 7\n"
+                                     "  sluice preview big.sluice --resident-budget 512M   # mapped sources hold at most 512 MiB");
     parser.addPositionalArgument("PROJECT", "The .sluice project file.");
     parser.addOption({"node", "The node whose output to show (default: the pipeline's output).", "ID"});
     parser.addOption({"batches", "Elements (batches, after a batch stage) to take (default 1).", "N"});

@@ -50,6 +50,7 @@ int run(const QStringList &arguments)
         "  mpirun -np 2 sluice run projects/regression.sluice --out runs/mpi\n"
         "  sluice run projects/regression.sluice --device cuda:0,1 --json > run.jsonl\n"
         "  sluice run projects/regression.sluice --device cuda:0 --replicas 4 --precision bf16\n"
+        "  sluice run big.sluice --profile --seconds 30 --resident-budget 2G   # data larger than RAM: read ahead, 2 GiB resident\n"
         "  sluice run projects/classic-pipeline.sluice --profile --seconds 10\n"
         "  sluice run projects/classic-pipeline.sluice --profile --node batch --threads 4 --seed 1 --ram-budget 2G --json --stats-interval 0.5");
     parser.addPositionalArgument("PROJECT", "The .sluice project file.");

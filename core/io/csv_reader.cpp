@@ -67,6 +67,7 @@ Result<CsvReader> CsvReader::open(const std::string &path, CsvOptions options)
     CsvReader r;
     r.m_file = std::move(mapped).value();
     r.m_options = options;
+    r.m_end = r.m_file->size();
     r.m_file->adviseAccess(MappedFile::Access::Sequential);
     // A UTF-8 byte-order mark (spreadsheets write one) is not part of the first column's name.
     const auto bytes = r.m_file->bytes();
@@ -91,6 +92,8 @@ Result<CsvReader> CsvReader::open(const std::string &path, CsvOptions options)
         r.m_pos = bom ? 3 : 0; // the first row is data: read it again
         r.m_nextLine = 1;
     }
+    r.m_dataBegin = r.m_pos;
+    r.m_dataBeginLine = r.m_nextLine;
     return r;
 }
 
@@ -105,11 +108,43 @@ Result<std::size_t> CsvReader::columnIndex(const std::string &name) const
     return Error::invalid(path(), "no column '" + name + "' (columns: " + known + ")");
 }
 
+void CsvReader::restrict(std::size_t begin, std::size_t end, std::uint64_t line)
+{
+    m_pos = begin;
+    m_released = begin;
+    m_end = std::min(end, m_file->size());
+    m_nextLine = line;
+}
+
+CsvChunkEnd nextCsvChunk(std::span<const std::byte> bytes, std::size_t begin, std::size_t length)
+{
+    const char *data = reinterpret_cast<const char *>(bytes.data());
+    const std::size_t size = bytes.size();
+    const std::size_t target = std::min(size, begin + length);
+    // Quote parity up to the target tells whether it falls inside a quoted field ("" escapes
+    // count twice and keep the parity).
+    bool quoted = std::count(data + begin, data + target, '"') % 2 != 0;
+    CsvChunkEnd chunk{target, std::uint64_t(std::count(data + begin, data + target, '\n'))};
+    for (std::size_t p = target; p < size; ++p) {
+        if (data[p] == '"') {
+            quoted = !quoted;
+        } else if (data[p] == '\n') {
+            ++chunk.lines;
+            if (!quoted) {
+                chunk.end = p + 1;
+                return chunk;
+            }
+        }
+    }
+    chunk.end = size;
+    return chunk;
+}
+
 Result<bool> CsvReader::splitRow()
 {
     const auto bytes = m_file->bytes();
     const char *data = reinterpret_cast<const char *>(bytes.data());
-    const std::size_t size = bytes.size();
+    const std::size_t size = m_end;
     m_fields.clear();
     m_unescaped.clear();
     // Blank lines between rows are skipped, as pandas and numpy do.
@@ -189,8 +224,11 @@ Result<std::optional<std::span<const std::string_view>>> CsvReader::next()
     auto more = splitRow();
     if (!more)
         return more.error();
-    if (!*more)
+    if (!*more) {
+        if (m_end < m_file->size() && m_end > m_released) // a chunk read to its end
+            m_file->release(m_released, m_end - m_released);
         return Out{};
+    }
     if (m_fields.size() != m_columns.size())
         return Error::corrupt(path(), "line " + std::to_string(m_line) + ": " + std::to_string(m_fields.size()) + " fields, the header has " +
                                           std::to_string(m_columns.size()));

@@ -38,6 +38,14 @@ public:
     // the row has the wrong number of fields or a quote is not closed.
     Result<std::optional<std::span<const std::string_view>>> next();
 
+    // Limits the reader to the rows in bytes [begin, end) of the file, `begin` being the start of
+    // a row on (1-based) line `line`, outside quotes: one chunk of a file parsed in parallel.
+    // Pages of the chunk are released once it has been read to its end.
+    void restrict(std::size_t begin, std::size_t end, std::uint64_t line);
+    // Where the rows start (after the header and any byte-order mark), and on which line.
+    std::size_t dataBegin() const { return m_dataBegin; }
+    std::uint64_t dataBeginLine() const { return m_dataBeginLine; }
+
     std::uint64_t line() const { return m_line; } // 1-based line of the row last returned
     std::uint64_t rowsRead() const { return m_rows; }
     std::uint64_t fileSize() const { return m_file->size(); }
@@ -52,11 +60,25 @@ private:
     CsvOptions m_options;
     std::vector<std::string> m_columns;
     std::size_t m_pos = 0;
+    std::size_t m_end = 0; // rows are read up to here (the file's size unless restricted)
     std::size_t m_released = 0;
+    std::size_t m_dataBegin = 0;
+    std::uint64_t m_dataBeginLine = 1;
     std::uint64_t m_line = 0, m_nextLine = 1, m_rows = 0;
     std::vector<std::string_view> m_fields;
     std::vector<std::string> m_unescaped; // storage for quoted fields that held ""
 };
+
+// Chunks of CSV for parallel parsing. Given that byte `begin` of `data` starts a row outside
+// quotes, the chunk ends at the first line end at or after begin + bytes that is outside
+// quotes (a quoted field may hold newlines), or at the end of the data. `lines` counts the line
+// ends inside the chunk, so the next chunk knows its first line for messages.
+struct CsvChunkEnd
+{
+    std::size_t end = 0;
+    std::uint64_t lines = 0;
+};
+CsvChunkEnd nextCsvChunk(std::span<const std::byte> data, std::size_t begin, std::size_t bytes);
 
 // Numbers as CSV holds them: surrounding spaces allowed, "nan"/"inf" (any case) accepted for
 // floats, the empty field is no number.

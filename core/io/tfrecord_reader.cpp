@@ -13,6 +13,7 @@ namespace {
 constexpr std::size_t kHeaderBytes = 12; // length + its CRC
 constexpr std::size_t kFooterBytes = 4;  // data CRC
 constexpr std::size_t kInflateChunk = 1u << 20;
+constexpr std::size_t kReleaseWindow = 32u << 20; // pages behind the read position are released in steps of this
 // A record longer than this is taken as damage, not data: TensorFlow itself cannot write
 // a single protobuf over 2 GiB.
 constexpr std::uint64_t kMaxRecordBytes = std::uint64_t(1) << 31;
@@ -183,6 +184,13 @@ Result<std::optional<std::span<const std::byte>>> TfRecordReader::next()
     if (m_verify && maskCrc32c(crc32c({record, std::size_t(length)})) != std::uint32_t(le(record + length, 4)))
         return corrupt("data CRC mismatch (the record is damaged)");
     ++m_records;
+    // Bounded resident memory on huge files: pages of the file behind the read position (for
+    // GZIP, behind what zlib has consumed) are released in windows, one window kept.
+    const std::size_t consumed = m_inflater ? m_offset - m_inflater->zs.avail_in : m_offset;
+    if (consumed >= m_released + 2 * kReleaseWindow) {
+        m_file->release(m_released, kReleaseWindow);
+        m_released += kReleaseWindow;
+    }
     return Out{std::span<const std::byte>(record, std::size_t(length))};
 }
 

@@ -51,7 +51,8 @@ private:
     bool m_verify = true;
     std::uint64_t m_records = 0;
     std::shared_ptr<const MappedFile> m_file;
-    std::uint64_t m_offset = 0; // uncompressed: position in the mapping; GZIP: in the inflated stream
+    std::uint64_t m_offset = 0; // uncompressed: position in the mapping; GZIP: bytes handed to zlib
+    std::size_t m_released = 0; // pages of the mapping below this were released
     // GZIP state
     struct Inflater;
     std::unique_ptr<Inflater> m_inflater;

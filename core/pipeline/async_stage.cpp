@@ -264,7 +264,8 @@ Result<Poll> AsyncStage::take(Element &out)
     bool blocked;
     {
         std::lock_guard lock(m_mutex);
-        blocked = m_pumpBlocked;
+        const int left = m_inFlight + int(m_done.size() + m_doneUnordered.size());
+        blocked = m_pumpBlocked && (m_options.refillAt < 0 || left <= m_options.refillAt);
     }
     if (blocked)
         schedulePump(); // room in the buffer; the consumer may be the main thread, so a task pumps

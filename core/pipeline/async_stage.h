@@ -28,6 +28,10 @@ struct AsyncOptions
     int parallelism = 0; // tasks running the function at once; 0: the function runs in the pump
     int capacity = 1;    // results buffered, those in flight included
     bool deterministic = true;
+    // The pump, stopped by a full buffer, starts again once this many results are left (-1: as
+    // soon as one is taken). Below the capacity, each pump task produces a run of results instead
+    // of one per element taken: what per-element sub-pipelines (interleave's slots) need.
+    int refillAt = -1;
 };
 
 class AsyncStage : public std::enable_shared_from_this<AsyncStage>

@@ -5,6 +5,7 @@
 #include "pipeline/async_stage.h"
 #include "pipeline/build_context.h"
 #include "pipeline/op_registry.h"
+#include "pipeline/pass_storage.h"
 #include "pipeline/random_access.h"
 
 #include <cstring>
@@ -61,10 +62,18 @@ protected:
         auto spec = std::make_shared<const ElementSpec>(this->spec());
         DatasetPtr keepAlive = m_input;
         // The rows the gather reads count as elements of the random-access chain it replaces
-        // (source, global_shuffle, shard…), so the table shows them; their time is batch's.
+        // (source, global_shuffle, shard…), so the table shows them. Copying rows out of the
+        // mappings is the source's work (and where it waits for storage): that time is charged to
+        // the chain, the rest of the gather to batch.
         std::vector<StageStats *> chain = chainBelow(m_input->stats());
         chain.insert(chain.begin(), m_input->stats());
-        auto gather = [pass, rows, spec, keepAlive, chain](Element &&item, std::uint64_t) -> Result<Element> {
+        StageStats *own = stats();
+        std::shared_ptr<PassStorage> storage;
+        if (StageStats *source = chain.back(); source && source->readsMappedRows) {
+            storage = PassStorage::open(*rows, pass, source->storage, m_batchSize);
+            source->storage.readers.store(m_parallelism);
+        }
+        auto gather = [pass, rows, spec, keepAlive, chain, own, storage](Element &&item, std::uint64_t) -> Result<Element> {
             const auto begin = std::uint64_t(*item.tensors[0].as<std::int64_t>());
             const auto end = std::uint64_t(*item.tensors[1].as<std::int64_t>());
             thread_local std::vector<std::uint64_t> rowIndex;
@@ -76,9 +85,21 @@ protected:
             for (std::size_t f = 0; f < spec->features.size(); ++f) {
                 Shape shape = spec->features[f].shape;
                 shape[0] = std::int64_t(end - begin);
-                Tensor t = Tensor::allocate(spec->features[f].type.dtype, std::move(shape));
-                rows->gather(f, rowIndex, t.mutableData());
-                batch.tensors.push_back(std::move(t));
+                batch.tensors.push_back(Tensor::allocate(spec->features[f].type.dtype, std::move(shape)));
+            }
+            // Requesting rows ahead is part of reading them: a full device queue makes it wait too.
+            const ThreadClock before = storage ? ThreadClock::now() : ThreadClock{};
+            if (storage)
+                storage->beforeRead(begin, end);
+            for (std::size_t f = 0; f < spec->features.size(); ++f)
+                rows->gather(f, rowIndex, batch.tensors[f].mutableData());
+            if (storage) {
+                const ThreadClock after = ThreadClock::now();
+                storage->afterRead(begin, end, &before, &after);
+                const std::int64_t readNs = after.wallNs - before.wallNs;
+                for (StageStats *s : chain)
+                    s->add(s->inclusiveNs, readNs);
+                own->add(own->busyNs, -readNs);
             }
             const std::uint64_t bytes = batch.nbytes();
             for (StageStats *s : chain) {

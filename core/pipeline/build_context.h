@@ -16,6 +16,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -99,6 +100,21 @@ public:
     std::size_t fileCount(const std::string &id);
     std::vector<DatasetPtr> buildPerFile(const std::string &id);
 
+    // What a node computes once and shares with its per-file copies: opened files, expanded
+    // globs. Without it, interleave's N sub-pipelines would each open all N files.
+    template <typename T, typename Make>
+    std::shared_ptr<const T> buildOnce(const std::string &nodeId, const std::string &what, Make &&make)
+    {
+        auto &slot = m_buildOnce[nodeId + '\n' + what];
+        if (!slot)
+            slot = std::make_shared<const T>(make());
+        return std::static_pointer_cast<const T>(slot);
+    }
+
+    // The resident-memory budget of mapped sources (PipelineOptions::residentBudgetBytes).
+    std::uint64_t residentBudget() const { return m_residentBudget; }
+    void setResidentBudget(std::uint64_t bytes) { m_residentBudget = bytes; }
+
     // The node's counters (one set per node, shared by its per-file copies).
     StageStats *statsFor(const PipelineNode &node);
     // The seed of a random op: its own `seed` parameter when set; else derived from the
@@ -125,6 +141,8 @@ private:
     int m_threads;
     std::optional<std::uint64_t> m_globalSeed;
     std::vector<std::shared_ptr<std::atomic<std::uint64_t>>> m_passCounters;
+    std::map<std::string, std::shared_ptr<const void>> m_buildOnce;
+    std::uint64_t m_residentBudget = 0;
 };
 
 } // namespace sluice::pipeline

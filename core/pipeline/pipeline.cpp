@@ -4,6 +4,8 @@
 #include "pipeline/blocking_reader.h"
 #include "pipeline/build_context.h"
 #include "pipeline/runtime.h"
+#include "telemetry/process_io.h"
+#include "telemetry/process_memory.h"
 
 #include <unistd.h>
 
@@ -29,6 +31,7 @@ struct Pipeline::Impl
     std::uint64_t ramBudget = 0;
 
     std::int64_t startNs = 0, firstRequestNs = 0, lastPublishNs = 0;
+    std::uint64_t storageReadAtStart = 0;
     std::atomic<std::uint64_t> delivered{0};
     std::atomic<std::int64_t> consumerWaitNs{0};
     std::atomic<bool> consumerAttached{false};
@@ -88,6 +91,7 @@ Result<std::unique_ptr<Pipeline>> Pipeline::build(const Project &project, Pipeli
     try {
         BuildContext context(project, what, impl.stats, impl.runtime->threads());
         context.setGlobalSeed(options.seed);
+        context.setResidentBudget(options.residentBudgetBytes ? options.residentBudgetBytes : physicalMemoryBytes() / 4);
         impl.output = context.build(output);
         impl.passCounters = context.passCounters();
     } catch (const BuildFailure &failure) {
@@ -116,8 +120,10 @@ Result<std::optional<Element>> Pipeline::next()
 {
     Impl &impl = *m_impl;
     const std::int64_t now = nowNs();
-    if (!impl.startNs)
+    if (!impl.startNs) {
         impl.startNs = now;
+        impl.storageReadAtStart = storageReadBytes().value_or(0);
+    }
     if (!impl.firstRequestNs)
         impl.firstRequestNs = now;
     if (!impl.reader)
@@ -167,6 +173,36 @@ StatsSink &Pipeline::sink() { return m_impl->sink; }
 
 PipelineSnapshot Pipeline::snapshot() const { return m_impl->snapshot(); }
 
+namespace {
+
+StorageSnapshot storageSnapshot(const StageStats &s, double elapsed, std::uint64_t storageRead, std::uint64_t allRowsRead)
+{
+    const StorageStats &t = s.storage;
+    StorageSnapshot st;
+    const int access = t.access.load();
+    st.access = access == StorageStats::Random ? "random" : access == StorageStats::Sequential ? "sequential" : "none";
+    st.rowsRead = t.rowsRead.load();
+    st.readSeconds = double(t.readNs.load()) * 1e-9;
+    st.waitSeconds = double(t.waitNs.load()) * 1e-9;
+    st.waitShare = st.readSeconds > 0 ? std::min(1.0, st.waitSeconds / st.readSeconds) : 0;
+    st.majorFaults = t.majorFaults.load();
+    st.pagesReadAhead = t.pagesReadAhead.load();
+    st.readAhead = t.readAhead.load();
+    st.readAheadRows = t.readAheadRows.load();
+    st.readAheadLimitRows = t.readAheadLimitRows.load();
+    st.readAheadLimitBytes = t.readAheadLimitBytes.load();
+    st.releases = t.releases.load();
+    st.residentBudgetBytes = t.residentBudgetBytes.load();
+    st.mappedBytes = t.mappedBytes.load();
+    // The kernel accounts reads per process: shared out over the mapped sources by rows read.
+    const double share = allRowsRead ? double(st.rowsRead) / double(allRowsRead) : 0;
+    st.storageBytesPerSecond = elapsed > 0 ? double(storageRead) * share / elapsed : 0;
+    st.pagesPerRow = st.rowsRead ? double(storageRead) * share / 4096.0 / double(st.rowsRead) : 0;
+    return st;
+}
+
+} // namespace
+
 PipelineSnapshot Pipeline::Impl::snapshot() const
 {
     PipelineSnapshot snap;
@@ -177,6 +213,12 @@ PipelineSnapshot Pipeline::Impl::snapshot() const
     snap.elementsPerSecond = elapsed > 0 ? double(snap.elements) / elapsed : 0;
     snap.threads = runtime->threads();
     snap.ramBudgetBytes = ramBudget;
+    snap.residentBytes = currentRssBytes();
+    if (startNs)
+        snap.storageReadBytes = storageReadBytes().value_or(storageReadAtStart) - storageReadAtStart;
+    std::uint64_t rowsRead = 0;
+    for (const StageStats *s : order)
+        rowsRead += s->readsMappedRows ? s->storage.rowsRead.load() : 0;
     double worst = -1;
     for (const StageStats *s : order) {
         StageSnapshot st;
@@ -206,15 +248,23 @@ PipelineSnapshot Pipeline::Impl::snapshot() const
             st.busySeconds = double(std::max<std::int64_t>(0, s->inclusiveNs.load() - inputsNs)) * 1e-9;
             st.waitInputSeconds = double(inputsNs) * 1e-9;
         }
-        st.utilisation = elapsed > 0 ? std::min(1.0, st.busySeconds / (elapsed * std::max(1, st.parallelism))) : 0;
+        if (s->readsMappedRows)
+            st.storage = storageSnapshot(*s, elapsed, snap.storageReadBytes, rowsRead);
+        // A mapped source's rows are copied by the fused batch's tasks, several at once.
+        const int workers = st.storage && !st.async ? std::max(1, s->storage.readers.load()) : std::max(1, st.parallelism);
+        st.utilisation = elapsed > 0 ? std::min(1.0, st.busySeconds / (elapsed * workers)) : 0;
         if (st.utilisation > worst) {
             worst = st.utilisation;
             snap.bottleneck = st.id;
             char text[256];
             std::snprintf(text, sizeof text, "%s busy %.0f%% of the time on %d thread%s", st.op.c_str(), 100 * st.utilisation,
-                          std::max(1, st.parallelism), st.parallelism > 1 ? "s" : "");
+                          workers, workers > 1 ? "s" : "");
             snap.bottleneckReason = text;
-            if (s->tunesParallelism || (st.async && st.parallelism > 0 && st.op != "prefetch"))
+            if (const std::string storage = storageBottleneckReason(st); !storage.empty())
+                snap.bottleneckReason += "; " + storage;
+            else if (st.storage && !st.async)
+                snap.bottleneckReason += "; copying rows out of the mapping (in the page cache) on the fused batch's tasks";
+            else if (s->tunesParallelism || (st.async && st.parallelism > 0 && st.op != "prefetch"))
                 snap.bottleneckReason += st.parallelism >= runtime->threads()
                                              ? "; it uses the whole CPU budget (--threads)"
                                              : "; more num_parallel_calls would help";

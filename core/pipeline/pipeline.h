@@ -23,6 +23,9 @@ struct PipelineOptions
     std::optional<std::string> outputNode; // run up to this node (default: the project's output)
     int threads = 0;                       // CPU budget: arena size (<= 0: all cores)
     std::uint64_t ramBudgetBytes = 0;      // for AUTOTUNE'd buffers (0: half of physical memory)
+    // Resident memory mapped sources may hold before a shuffled pass releases its pages, and the
+    // size above which data counts as larger than RAM (0: a quarter of physical memory).
+    std::uint64_t residentBudgetBytes = 0;
     std::optional<std::uint64_t> seed;     // the pipeline seed random ops derive theirs from
     bool autotune = true;
     std::chrono::milliseconds statsInterval{500}; // how often snapshots go to the sink

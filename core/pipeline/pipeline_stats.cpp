@@ -1,5 +1,7 @@
 #include "pipeline/pipeline_stats.h"
 
+#include <cstdio>
+
 namespace sluice::pipeline {
 
 const char *inputBoundName(InputBound verdict)
@@ -19,6 +21,43 @@ InputBound classifyInputBound(double share)
     if (share <= 0.20)
         return InputBound::Moderately;
     return InputBound::Highly;
+}
+
+nlohmann::json StorageSnapshot::toJson() const
+{
+    return {{"access", access},
+            {"rows_read", rowsRead},
+            {"read_s", readSeconds},
+            {"wait_s", waitSeconds},
+            {"wait_share", waitShare},
+            {"major_faults", majorFaults},
+            {"pages_read_ahead", pagesReadAhead},
+            {"read_ahead", readAhead},
+            {"read_ahead_rows", readAheadRows},
+            {"read_ahead_limit_rows", readAheadLimitRows},
+            {"read_ahead_limit_bytes", readAheadLimitBytes},
+            {"releases", releases},
+            {"resident_budget_bytes", residentBudgetBytes},
+            {"mapped_bytes", mappedBytes},
+            {"storage_bytes_per_s", storageBytesPerSecond},
+            {"pages_per_row", pagesPerRow}};
+}
+
+std::string storageBottleneckReason(const StageSnapshot &stage)
+{
+    // Waiting off the CPU for most of its reading time: the storage limits this stage, and more
+    // threads or num_parallel_calls cannot help.
+    if (!stage.storage || stage.storage->readSeconds <= 0 || stage.storage->waitShare < 0.5)
+        return {};
+    const StorageSnapshot &s = *stage.storage;
+    char text[512];
+    std::snprintf(text, sizeof text,
+                  "%s waits for storage: %.0f%% of its reading time waiting for pages, %.1f MB/s (%.0f reads/s) from storage, "
+                  "%.2f pages read per row (%s access%s); more threads will not help: cache the data if it fits (cache), "
+                  "read ahead further (prefetch), read more files at once (interleave), or use faster storage",
+                  stage.op.c_str(), 100 * s.waitShare, s.storageBytesPerSecond / 1e6, s.storageBytesPerSecond / 4096, s.pagesPerRow,
+                  s.access.c_str(), s.readAhead ? ", rows requested ahead" : "");
+    return text;
 }
 
 nlohmann::json PipelineSnapshot::toJson() const
@@ -42,6 +81,8 @@ nlohmann::json PipelineSnapshot::toJson() const
         }
         if (!s.tuned.empty())
             j["tuned"] = s.tuned;
+        if (s.storage)
+            j["storage"] = s.storage->toJson();
         stagesJson.push_back(std::move(j));
     }
     nlohmann::json j{{"elapsed_s", elapsedSeconds},
@@ -52,6 +93,8 @@ nlohmann::json PipelineSnapshot::toJson() const
                      {"bottleneck_reason", bottleneckReason},
                      {"threads", threads},
                      {"ram_budget_bytes", ramBudgetBytes},
+                     {"resident_bytes", residentBytes},
+                     {"storage_read_bytes", storageReadBytes},
                      {"consumer_attached", consumerAttached}};
     if (consumerAttached) {
         j["input_bound_share"] = inputBoundShare;

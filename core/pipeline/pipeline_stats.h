@@ -15,6 +15,28 @@
 
 namespace sluice::pipeline {
 
+// How a mapped source's rows reached memory (see pass_storage.h).
+struct StorageSnapshot
+{
+    std::string access;            // "sequential" or "random": the advice its mappings got
+    std::uint64_t rowsRead = 0;
+    double readSeconds = 0;        // copying rows out of the mappings
+    double waitSeconds = 0;        // of which off the CPU, waiting for pages from storage
+    double waitShare = 0;          // wait / read
+    std::uint64_t majorFaults = 0; // pages a copy had to wait for, not read ahead
+    std::uint64_t pagesReadAhead = 0;
+    bool readAhead = false;
+    std::uint64_t readAheadRows = 0, readAheadLimitRows = 0, readAheadLimitBytes = 0;
+    std::uint64_t releases = 0;
+    std::uint64_t residentBudgetBytes = 0, mappedBytes = 0;
+    // Process-wide, from the kernel's I/O accounting: bytes read from storage per second, and
+    // 4 KiB pages read per row read (readahead amplification; 0.25 for 1 KiB rows read in order).
+    double storageBytesPerSecond = 0;
+    double pagesPerRow = 0;
+
+    nlohmann::json toJson() const;
+};
+
 struct StageSnapshot
 {
     std::string id, op;
@@ -29,7 +51,12 @@ struct StageSnapshot
     int queueCapacity = 0;
     int parallelism = 0;           // async: tasks at once (0: sync)
     std::map<std::string, int> tuned; // AUTOTUNE'd parameters and their current values
+    std::optional<StorageSnapshot> storage; // mapped sources
 };
+
+// The bottleneck's reason when its time goes to waiting for storage: the read rate, the wait
+// share, readahead amplification and what would help. Empty when storage is not what limits it.
+std::string storageBottleneckReason(const StageSnapshot &stage);
 
 enum class InputBound { None, Moderately, Highly };
 const char *inputBoundName(InputBound verdict); // "not input-bound", "moderately input-bound", "highly input-bound"
@@ -49,6 +76,8 @@ struct PipelineSnapshot
     InputBound inputBound = InputBound::None;
     int threads = 0;
     std::uint64_t ramBudgetBytes = 0;
+    std::uint64_t residentBytes = 0;       // the process's resident set
+    std::uint64_t storageReadBytes = 0;    // read from storage since the pipeline started
 
     nlohmann::json toJson() const; // the "stats" event's body
 };

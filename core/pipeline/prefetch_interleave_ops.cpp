@@ -43,6 +43,8 @@ std::shared_ptr<Dataset> buildPrefetch(BuildContext &context, Params &params, co
 
 class InterleaveIterator final : public Iterator
 {
+    static constexpr int kSlotElements = 32; // buffered per open slot (parallel interleave)
+
 public:
     InterleaveIterator(const std::vector<DatasetPtr> &files, IteratorContext context, int cycleLength, int blockLength, bool parallel)
         : m_files(files), m_context(std::move(context)), m_slots(std::size_t(cycleLength)), m_blockLength(blockLength), m_parallel(parallel)
@@ -88,10 +90,13 @@ private:
     {
         if (!m_parallel)
             return file->makeIterator(m_context);
-        // Each open slot fills a small buffer on the arena while the others are read.
+        // Each open slot fills a buffer on the arena while the others are read, a run of elements
+        // per task: refilling after every element taken would cost a task, a lock and a wake-up per
+        // element, more than reading a small record.
+        const int capacity = std::max(kSlotElements, 2 * m_blockLength);
         return AsyncStage::start(
             m_context, [file](const IteratorContext &c) { return file->makeIterator(c); }, {},
-            AsyncOptions{0, std::max(2, m_blockLength), true}, nullptr);
+            AsyncOptions{0, capacity, true, capacity / 2}, nullptr);
     }
 
     const std::vector<DatasetPtr> &m_files;

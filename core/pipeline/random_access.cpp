@@ -1,20 +1,39 @@
 #include "pipeline/random_access.h"
 
+#include "pipeline/pass_storage.h"
+
 namespace sluice::pipeline {
 namespace {
 
 class RandomAccessIterator final : public Iterator
 {
 public:
-    RandomAccessIterator(const RandomAccess &access, std::vector<StageStats *> chain)
+    RandomAccessIterator(const RandomAccess &access, StageStats *own, std::vector<StageStats *> chain)
         : m_rows(access.rows()), m_pass(access.openPass()), m_chain(std::move(chain))
     {
+        StageStats *source = m_chain.empty() ? own : m_chain.back();
+        if (source && source->readsMappedRows)
+            m_storage = PassStorage::open(m_rows, m_pass, source->storage, kChunk);
+    }
+
+    ~RandomAccessIterator() override
+    {
+        if (m_storage && m_position > m_chunkBegin)
+            m_storage->afterRead(m_chunkBegin, m_position, nullptr, nullptr);
     }
 
     Result<Poll> next(Element &out) override
     {
         if (m_position >= m_pass->size())
             return Poll::End;
+        // Elements are views read later by other stages: the pass's storage is told about them
+        // a chunk at a time (read-ahead before, release after), never per element.
+        if (m_storage && m_position % kChunk == 0) {
+            if (m_position > m_chunkBegin)
+                m_storage->afterRead(m_chunkBegin, m_position, nullptr, nullptr);
+            m_chunkBegin = m_position;
+            m_storage->beforeRead(m_position, std::min(m_pass->size(), m_position + kChunk));
+        }
         out = m_rows.element(m_pass->row(m_position++));
         // The rows are read here on behalf of the whole chain (source, shuffle, shard…).
         const std::uint64_t bytes = out.nbytes();
@@ -30,6 +49,9 @@ private:
     std::shared_ptr<const IndexMap> m_pass;
     std::vector<StageStats *> m_chain;
     std::uint64_t m_position = 0;
+    static constexpr std::uint64_t kChunk = 256;
+    std::shared_ptr<PassStorage> m_storage;
+    std::uint64_t m_chunkBegin = 0;
 };
 
 std::uint64_t splitmix64(std::uint64_t x)
@@ -49,7 +71,7 @@ std::int64_t RandomAccessDataset::cardinality() const
 
 std::unique_ptr<Iterator> RandomAccessDataset::makeRawIterator(const IteratorContext &) const
 {
-    return std::make_unique<RandomAccessIterator>(*this, chainBelow(stats()));
+    return std::make_unique<RandomAccessIterator>(*this, stats(), chainBelow(stats()));
 }
 
 FeistelPermutation::FeistelPermutation(std::uint64_t n, std::uint64_t seed) : m_n(n)

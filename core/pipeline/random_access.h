@@ -8,6 +8,8 @@
 
 #include "pipeline/dataset.h"
 
+#include "io/mapped_file.h"
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -26,6 +28,16 @@ public:
     virtual void gather(std::size_t feature, std::span<const std::uint64_t> rows, std::byte *out) const = 0;
     // Row `row` as an element (views into the mapping where possible).
     virtual Element element(std::uint64_t row) const = 0;
+
+    // Where rows live, so that passes can tell the kernel how they read them (pass_storage.h).
+    // visitStorage calls `visit` with the mapped bytes of rows [begin, end) of every feature, one
+    // contiguous range per file; rows held in memory (range, inflated arrays) visit nothing.
+    using StorageVisitor = std::function<void(const MappedFile &file, std::size_t offset, std::size_t length)>;
+    virtual void visitStorage(std::uint64_t, std::uint64_t, const StorageVisitor &) const {}
+    // Every mapping the rows are read from, each once.
+    virtual std::vector<const MappedFile *> mappings() const { return {}; }
+    // Bytes of one row over all features.
+    virtual std::uint64_t rowBytes() const { return 0; }
 };
 
 // One pass: output position → source row.
@@ -35,6 +47,9 @@ public:
     virtual ~IndexMap() = default;
     virtual std::uint64_t size() const = 0;
     virtual std::uint64_t row(std::uint64_t position) const = 0;
+    // Whether rows come in increasing order (identity, take, skip, shard): such a pass reads its
+    // files front to back; a global_shuffle's pass reads them at random.
+    virtual bool inOrder() const { return true; }
 };
 
 class RandomAccess

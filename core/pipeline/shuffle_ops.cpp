@@ -122,6 +122,7 @@ public:
     PermutedMap(std::shared_ptr<const IndexMap> inner, std::uint64_t seed) : m_inner(std::move(inner)), m_permutation(m_inner->size(), seed) {}
     std::uint64_t size() const override { return m_inner->size(); }
     std::uint64_t row(std::uint64_t p) const override { return m_inner->row(m_permutation(p)); }
+    bool inOrder() const override { return false; }
 
 private:
     std::shared_ptr<const IndexMap> m_inner;

@@ -29,8 +29,10 @@ struct ArrayColumn
 class ArrayRowSource final : public RowSource, public std::enable_shared_from_this<ArrayRowSource>
 {
 public:
-    ArrayRowSource(std::vector<ArrayColumn> columns, std::uint64_t begin, std::uint64_t end)
-        : m_columns(std::move(columns)), m_begin(begin), m_end(end)
+    // The columns are shared by every per-file copy of the source (interleave's sub-pipelines),
+    // so each file is opened and mapped once however many copies there are.
+    ArrayRowSource(std::shared_ptr<const std::vector<ArrayColumn>> columns, std::uint64_t begin, std::uint64_t end)
+        : m_shared(std::move(columns)), m_columns(*m_shared), m_begin(begin), m_end(end)
     {
     }
 
@@ -57,6 +59,42 @@ public:
         }
     }
 
+    void visitStorage(std::uint64_t begin, std::uint64_t end, const StorageVisitor &visit) const override
+    {
+        begin += m_begin;
+        end = std::min(end + m_begin, m_end);
+        for (const auto &c : m_columns)
+            for (std::uint64_t row = begin; row < end;) {
+                const auto [part, local] = locate(c, row);
+                const NdArray &array = c.parts[part];
+                const std::uint64_t partEnd = std::min(end, c.starts[part + 1]);
+                if (const MappedFile *file = array.mapping()) {
+                    const auto offset = std::size_t(array.data().data() - file->bytes().data());
+                    visit(*file, offset + std::size_t(local * c.rowBytes), std::size_t((partEnd - row) * c.rowBytes));
+                }
+                row = partEnd;
+            }
+    }
+
+    std::vector<const MappedFile *> mappings() const override
+    {
+        // Only the parts this source's rows touch (one file's inside an interleave sub-pipeline).
+        std::vector<const MappedFile *> files;
+        visitStorage(0, rowCount(), [&files](const MappedFile &file, std::size_t, std::size_t) {
+            if (std::find(files.begin(), files.end(), &file) == files.end())
+                files.push_back(&file);
+        });
+        return files;
+    }
+
+    std::uint64_t rowBytes() const override
+    {
+        std::uint64_t bytes = 0;
+        for (const auto &c : m_columns)
+            bytes += c.rowBytes;
+        return bytes;
+    }
+
     Element element(std::uint64_t row) const override
     {
         Element e;
@@ -80,7 +118,8 @@ private:
         return {part, row - c.starts[part]};
     }
 
-    std::vector<ArrayColumn> m_columns;
+    std::shared_ptr<const std::vector<ArrayColumn>> m_shared;
+    const std::vector<ArrayColumn> &m_columns;
     std::uint64_t m_begin, m_end;
 };
 
@@ -137,8 +176,10 @@ void addPart(Params &params, const std::string &param, ArrayColumn &column, NdAr
 
 // Checks that every feature has as many rows as the first, and builds the dataset (restricted
 // to one file of the first feature inside an interleave's sub-pipeline).
-std::shared_ptr<Dataset> makeArrayDataset(BuildContext &context, Params &params, std::vector<ArrayColumn> columns, const std::string &param)
+std::shared_ptr<Dataset> makeArrayDataset(BuildContext &context, Params &params, std::shared_ptr<const std::vector<ArrayColumn>> shared,
+                                          const std::string &param)
 {
+    const std::vector<ArrayColumn> &columns = *shared;
     const ArrayColumn &first = columns.front();
     for (const auto &c : columns)
         if (c.starts.back() != first.starts.back())
@@ -153,8 +194,11 @@ std::shared_ptr<Dataset> makeArrayDataset(BuildContext &context, Params &params,
         begin = first.starts[*f];
         end = first.starts[*f + 1];
     }
-    auto rows = std::make_shared<ArrayRowSource>(std::move(columns), begin, end);
-    return std::make_shared<ArrayDataset>(std::move(spec), context.statsFor(params.node()), std::move(rows));
+    auto rows = std::make_shared<ArrayRowSource>(std::move(shared), begin, end);
+    StageStats *stats = context.statsFor(params.node());
+    stats->readsMappedRows = true;
+    stats->storage.residentBudgetBytes.store(context.residentBudget());
+    return std::make_shared<ArrayDataset>(std::move(spec), stats, std::move(rows));
 }
 
 std::shared_ptr<Dataset> buildFromNpy(BuildContext &context, Params &params, const Inputs &)
@@ -162,25 +206,37 @@ std::shared_ptr<Dataset> buildFromNpy(BuildContext &context, Params &params, con
     const nlohmann::json *features = params.raw("features");
     if (!features || !features->is_object() || features->empty())
         params.fail("features", "must be an object mapping feature names to .npy paths (or lists / globs of paths)");
-    std::vector<ArrayColumn> columns;
-    for (const auto &[name, value] : features->items()) {
-        const std::string param = "features." + name;
-        ArrayColumn column;
-        column.name = name;
-        for (const auto &path : expandSourceFiles(context, params, param, value))
-            addPart(params, param, column, valueOrFail(params, param, openNpy(path)));
-        columns.push_back(std::move(column));
-    }
+    auto columns = context.buildOnce<std::vector<ArrayColumn>>(params.node().id, "columns", [&] {
+        std::vector<ArrayColumn> opened;
+        for (const auto &[name, value] : features->items()) {
+            const std::string param = "features." + name;
+            ArrayColumn column;
+            column.name = name;
+            for (const auto &path : expandSourceFiles(context, params, param, value))
+                addPart(params, param, column, valueOrFail(params, param, openNpy(path)));
+            opened.push_back(std::move(column));
+        }
+        return opened;
+    });
     return makeArrayDataset(context, params, std::move(columns), "features");
 }
+
+std::vector<ArrayColumn> openNpzColumns(Params &params, const std::vector<std::string> &paths, std::vector<std::string> members);
 
 std::shared_ptr<Dataset> buildFromNpz(BuildContext &context, Params &params, const Inputs &)
 {
     const nlohmann::json *pathValue = params.raw("path");
     if (!pathValue)
         params.fail("path", "missing (this parameter is required)");
-    const auto paths = expandSourceFiles(context, params, "path", *pathValue);
     std::vector<std::string> members = params.strings("members", std::vector<std::string>{});
+    auto columns = context.buildOnce<std::vector<ArrayColumn>>(params.node().id, "columns", [&] {
+        return openNpzColumns(params, expandSourceFiles(context, params, "path", *pathValue), members);
+    });
+    return makeArrayDataset(context, params, std::move(columns), params.has("members") ? "members" : "path");
+}
+
+std::vector<ArrayColumn> openNpzColumns(Params &params, const std::vector<std::string> &paths, std::vector<std::string> members)
+{
     std::vector<ArrayColumn> columns;
     for (const auto &path : paths) {
         NpzFile npz = valueOrFail(params, "path", NpzFile::open(path));
@@ -204,7 +260,7 @@ std::shared_ptr<Dataset> buildFromNpz(BuildContext &context, Params &params, con
     }
     if (columns.empty())
         params.fail("path", "the archive holds no arrays");
-    return makeArrayDataset(context, params, std::move(columns), params.has("members") ? "members" : "path");
+    return columns;
 }
 
 class RangeRowSource final : public RowSource

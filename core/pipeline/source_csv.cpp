@@ -4,6 +4,11 @@
 #include "pipeline/source_files.h"
 
 #include "io/csv_reader.h"
+#include "pipeline/async_stage.h"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
 
 #include <cmath>
 
@@ -24,6 +29,58 @@ struct CsvConfig
     std::string naValue;
 };
 
+// A field as a scalar of its column's type; missing fields take the column's default.
+Tensor store(DType dtype, double value, std::int64_t exact = 0)
+{
+    switch (dtype) {
+    case DType::Float32: return Tensor::scalar<float>(float(value));
+    case DType::Float64: return Tensor::scalar<double>(value);
+    case DType::Int32: return Tensor::scalar<std::int32_t>(std::int32_t(exact ? exact : std::int64_t(value)));
+    default: return Tensor::scalar<std::int64_t>(exact ? exact : std::int64_t(value));
+    }
+}
+
+Result<Tensor> parseField(const CsvConfig &config, const CsvReader &reader, const CsvColumn &c, std::string_view field)
+{
+    const bool missing = field.empty() || (!config.naValue.empty() && field == config.naValue);
+    if (c.type.isString)
+        return Tensor::strings({}, {missing && c.defaultValue ? c.defaultValue->get<std::string>() : std::string(field)});
+    const auto where = [&reader] { return reader.path() + ": line " + std::to_string(reader.line()); };
+    if (missing) {
+        if (!c.defaultValue)
+            return Error::corrupt(where(), "column \"" + c.name + "\" is empty and has no default in column_defaults");
+        return store(c.type.dtype, c.defaultValue->get<double>());
+    }
+    if (isFloating(c.type.dtype)) {
+        auto v = parseCsvDouble(field);
+        if (!v)
+            return Error::corrupt(where(), "column \"" + c.name + "\": \"" + std::string(field) + "\" is not a number");
+        return store(c.type.dtype, *v);
+    }
+    auto v = parseCsvInt(field);
+    if (!v)
+        return Error::corrupt(where(), "column \"" + c.name + "\": \"" + std::string(field) + "\" is not an integer");
+    if (c.type.dtype == DType::Int32 && (*v < INT32_MIN || *v > INT32_MAX))
+        return Error::corrupt(where(), "column \"" + c.name + "\": " + std::string(field) + " does not fit in int32");
+    return store(c.type.dtype, double(*v), *v);
+}
+
+// Opens a file and finds the configured columns in its header.
+Result<CsvReader> openCsv(const std::string &path, const CsvConfig &config, std::vector<std::size_t> &indices)
+{
+    auto reader = CsvReader::open(path, config.options);
+    if (!reader.ok())
+        return reader.error();
+    indices.clear();
+    for (const auto &c : config.columns) {
+        auto index = reader->columnIndex(c.name);
+        if (!index.ok())
+            return index.error();
+        indices.push_back(*index);
+    }
+    return reader;
+}
+
 class CsvIterator final : public Iterator
 {
 public:
@@ -35,17 +92,10 @@ public:
             if (!m_reader) {
                 if (m_file >= m_files.size())
                     return Poll::End;
-                auto reader = CsvReader::open(m_files[m_file++], m_config.options);
+                auto reader = openCsv(m_files[m_file++], m_config, m_indices);
                 if (!reader.ok())
                     return reader.error();
                 m_reader.emplace(std::move(reader).value());
-                m_indices.clear();
-                for (const auto &c : m_config.columns) {
-                    auto index = m_reader->columnIndex(c.name);
-                    if (!index.ok())
-                        return index.error();
-                    m_indices.push_back(*index);
-                }
             }
             auto row = m_reader->next();
             if (!row.ok())
@@ -56,7 +106,7 @@ public:
             }
             out.tensors.clear();
             for (std::size_t i = 0; i < m_config.columns.size(); ++i) {
-                auto t = parse(m_config.columns[i], (**row)[m_indices[i]]);
+                auto t = parseField(m_config, *m_reader, m_config.columns[i], (**row)[m_indices[i]]);
                 if (!t.ok())
                     return t.error();
                 out.tensors.push_back(std::move(t).value());
@@ -66,41 +116,6 @@ public:
     }
 
 private:
-    Result<Tensor> parse(const CsvColumn &c, std::string_view field) const
-    {
-        const bool missing = field.empty() || (!m_config.naValue.empty() && field == m_config.naValue);
-        const std::string where = m_reader->path() + ": line " + std::to_string(m_reader->line());
-        if (c.type.isString)
-            return Tensor::strings({}, {missing && c.defaultValue ? c.defaultValue->get<std::string>() : std::string(field)});
-        if (missing) {
-            if (!c.defaultValue)
-                return Error::corrupt(where, "column \"" + c.name + "\" is empty and has no default in column_defaults");
-            return store(c.type.dtype, c.defaultValue->get<double>());
-        }
-        if (isFloating(c.type.dtype)) {
-            auto v = parseCsvDouble(field);
-            if (!v)
-                return Error::corrupt(where, "column \"" + c.name + "\": \"" + std::string(field) + "\" is not a number");
-            return store(c.type.dtype, *v);
-        }
-        auto v = parseCsvInt(field);
-        if (!v)
-            return Error::corrupt(where, "column \"" + c.name + "\": \"" + std::string(field) + "\" is not an integer");
-        if (c.type.dtype == DType::Int32 && (*v < INT32_MIN || *v > INT32_MAX))
-            return Error::corrupt(where, "column \"" + c.name + "\": " + std::string(field) + " does not fit in int32");
-        return store(c.type.dtype, double(*v), *v);
-    }
-
-    static Tensor store(DType dtype, double value, std::int64_t exact = 0)
-    {
-        switch (dtype) {
-        case DType::Float32: return Tensor::scalar<float>(float(value));
-        case DType::Float64: return Tensor::scalar<double>(value);
-        case DType::Int32: return Tensor::scalar<std::int32_t>(std::int32_t(exact ? exact : std::int64_t(value)));
-        default: return Tensor::scalar<std::int64_t>(exact ? exact : std::int64_t(value));
-        }
-    }
-
     std::vector<std::string> m_files;
     std::size_t m_file = 0;
     const CsvConfig &m_config;
@@ -108,23 +123,182 @@ private:
     std::vector<std::size_t> m_indices;
 };
 
+
+// Parallel parsing: the files are cut into chunks at line ends outside quotes (a cheap scan
+// that only counts quotes and newlines), chunks are parsed on the arena's tasks into columns,
+// and the rows are handed out chunk after chunk: the same rows in the same order as one thread.
+
+// Work items: (file index, begin, end, first line) as four int64 scalars.
+class CsvChunkPlan final : public Iterator
+{
+public:
+    CsvChunkPlan(const std::vector<std::string> &files, const CsvConfig &config, int parallelism)
+        : m_files(files), m_config(config), m_parallelism(parallelism)
+    {
+    }
+    Result<Poll> next(Element &out) override
+    {
+        while (!m_file || m_pos >= m_file->size()) {
+            const std::size_t nextIndex = m_file ? m_index + 1 : 0;
+            if (nextIndex >= m_files.size())
+                return Poll::End;
+            m_index = nextIndex;
+            auto reader = CsvReader::open(m_files[m_index], m_config.options); // the header, for where rows begin
+            if (!reader.ok())
+                return reader.error();
+            auto file = MappedFile::open(m_files[m_index]); // the same mapping the reader holds
+            if (!file.ok())
+                return file.error();
+            m_file = std::move(file).value();
+            m_pos = reader->dataBegin();
+            m_line = reader->dataBeginLine();
+            // Chunks of a few MiB: enough to keep every task busy, small enough to start soon.
+            m_chunkBytes = std::clamp<std::size_t>(m_file->size() / std::size_t(8 * m_parallelism), 256u << 10, 8u << 20);
+        }
+        const CsvChunkEnd chunk = nextCsvChunk(m_file->bytes(), m_pos, m_chunkBytes);
+        out.tensors.clear();
+        for (std::uint64_t v : {std::uint64_t(m_index), std::uint64_t(m_pos), std::uint64_t(chunk.end), m_line})
+            out.tensors.push_back(Tensor::scalar<std::int64_t>(std::int64_t(v)));
+        m_pos = chunk.end;
+        m_line += chunk.lines;
+        return Poll::Ready;
+    }
+
+private:
+    const std::vector<std::string> &m_files;
+    const CsvConfig &m_config;
+    int m_parallelism;
+    std::size_t m_index = 0;
+    std::shared_ptr<const MappedFile> m_file;
+    std::size_t m_pos = 0, m_chunkBytes = 0;
+    std::uint64_t m_line = 1;
+};
+
+// Parses one chunk into an element of columns: each feature a 1-d tensor of the chunk's rows.
+Result<Element> parseChunk(const std::vector<std::string> &files, const CsvConfig &config, const Element &item)
+{
+    const auto value = [&item](std::size_t i) { return std::uint64_t(*item.tensors[i].as<std::int64_t>()); };
+    std::vector<std::size_t> indices;
+    auto reader = openCsv(files.at(value(0)), config, indices);
+    if (!reader.ok())
+        return reader.error();
+    reader->restrict(std::size_t(value(1)), std::size_t(value(2)), value(3));
+    std::vector<std::vector<std::byte>> numeric(config.columns.size());
+    std::vector<std::vector<std::string>> strings(config.columns.size());
+    std::uint64_t rows = 0;
+    std::optional<Error> error; // the rows before it are still delivered, as one thread would
+    for (std::vector<Tensor> fields; !error;) {
+        auto row = reader->next();
+        if (!row.ok()) {
+            error = row.error();
+            break;
+        }
+        if (!*row)
+            break;
+        fields.clear();
+        for (std::size_t i = 0; i < config.columns.size() && !error; ++i) {
+            auto t = parseField(config, *reader, config.columns[i], (**row)[indices[i]]);
+            if (t.ok())
+                fields.push_back(std::move(t).value());
+            else
+                error = t.error();
+        }
+        if (error)
+            break;
+        for (std::size_t i = 0; i < config.columns.size(); ++i) {
+            if (config.columns[i].type.isString)
+                strings[i].push_back(fields[i].stringValues().front());
+            else
+                numeric[i].insert(numeric[i].end(), fields[i].data(), fields[i].data() + fields[i].nbytes());
+        }
+        ++rows;
+    }
+    Element chunk;
+    for (std::size_t i = 0; i < config.columns.size(); ++i) {
+        if (config.columns[i].type.isString) {
+            chunk.tensors.push_back(Tensor::strings({std::int64_t(rows)}, std::move(strings[i])));
+            continue;
+        }
+        Tensor t = Tensor::allocate(config.columns[i].type.dtype, {std::int64_t(rows)});
+        if (!numeric[i].empty())
+            std::memcpy(t.mutableData(), numeric[i].data(), numeric[i].size());
+        chunk.tensors.push_back(std::move(t));
+    }
+    if (error) // travels after the columns: kind, what, reason
+        chunk.tensors.push_back(Tensor::strings({3}, {std::to_string(int(error->kind)), error->what, error->reason}));
+    return chunk;
+}
+
+// Rows of parsed chunks, one scalar element per row.
+class CsvRowsOfChunks final : public Iterator
+{
+public:
+    CsvRowsOfChunks(std::unique_ptr<Iterator> chunks, const CsvConfig &config) : m_chunks(std::move(chunks)), m_config(config) {}
+    Result<Poll> next(Element &out) override
+    {
+        while (m_row >= m_rows) {
+            if (m_chunk.tensors.size() > m_config.columns.size()) { // the chunk ended in an error
+                const auto &e = m_chunk.tensors.back().stringValues();
+                return Error{Error::Kind(std::stoi(e[0])), e[1], e[2]};
+            }
+            auto r = m_chunks->next(m_chunk);
+            if (!r.ok() || *r != Poll::Ready)
+                return r;
+            m_row = 0;
+            m_rows = m_chunk.tensors.empty() ? 0 : std::uint64_t(m_chunk.tensors[0].shape()[0]);
+        }
+        out.tensors.clear();
+        for (std::size_t i = 0; i < m_config.columns.size(); ++i) {
+            const Tensor &column = m_chunk.tensors[i];
+            if (column.isString()) {
+                out.tensors.push_back(Tensor::strings({}, {column.stringValues()[m_row]}));
+                continue;
+            }
+            const std::size_t width = itemSize(column.dtype());
+            Tensor t = Tensor::allocate(column.dtype(), {});
+            std::memcpy(t.mutableData(), column.data() + m_row * width, width);
+            out.tensors.push_back(std::move(t));
+        }
+        ++m_row;
+        return Poll::Ready;
+    }
+
+private:
+    std::unique_ptr<Iterator> m_chunks;
+    const CsvConfig &m_config;
+    Element m_chunk;
+    std::uint64_t m_row = 0, m_rows = 0;
+};
+
 class CsvDataset final : public Dataset
 {
 public:
-    CsvDataset(ElementSpec spec, StageStats *stats, std::vector<std::string> files, CsvConfig config)
-        : Dataset(std::move(spec), stats), m_files(std::move(files)), m_config(std::move(config))
+    CsvDataset(ElementSpec spec, StageStats *stats, std::vector<std::string> files, CsvConfig config, int parallelism)
+        : Dataset(std::move(spec), stats), m_files(std::move(files)), m_config(std::move(config)), m_parallelism(parallelism)
     {
     }
 
 protected:
-    std::unique_ptr<Iterator> makeRawIterator(const IteratorContext &) const override
+    std::unique_ptr<Iterator> makeRawIterator(const IteratorContext &context) const override
     {
-        return std::make_unique<CsvIterator>(m_files, m_config);
+        if (m_parallelism <= 1)
+            return std::make_unique<CsvIterator>(m_files, m_config);
+        const std::vector<std::string> &files = m_files;
+        const CsvConfig &config = m_config;
+        const int parallelism = m_parallelism;
+        // The dataset outlives its iterators (the pipeline keeps it), so the plan and the tasks
+        // may refer to its files and configuration.
+        auto chunks = AsyncStage::start(
+            context, [&files, &config, parallelism](const IteratorContext &) { return std::make_unique<CsvChunkPlan>(files, config, parallelism); },
+            [&files, &config](Element &&item, std::uint64_t) { return parseChunk(files, config, item); },
+            AsyncOptions{parallelism, 2 * parallelism, true}, stats());
+        return std::make_unique<CsvRowsOfChunks>(std::move(chunks), m_config);
     }
 
 private:
     std::vector<std::string> m_files;
     CsvConfig m_config;
+    int m_parallelism;
 };
 
 std::shared_ptr<Dataset> buildFromCsv(BuildContext &context, Params &params, const Inputs &)
@@ -140,6 +314,7 @@ std::shared_ptr<Dataset> buildFromCsv(BuildContext &context, Params &params, con
     config.options.delimiter = delim[0];
     config.options.header = params.boolean("header", true);
     config.naValue = params.string("na_value", "");
+    const std::int64_t parallel = params.autotunable("num_parallel_calls", kAutotune);
     const nlohmann::json *defaults = params.raw("column_defaults");
     if (defaults && !defaults->is_object())
         params.fail("column_defaults", "must be an object: column name → value used when the field is empty");
@@ -186,7 +361,10 @@ std::shared_ptr<Dataset> buildFromCsv(BuildContext &context, Params &params, con
     ElementSpec spec;
     for (const auto &c : config.columns)
         spec.features.push_back({c.name, c.type, {}});
-    return std::make_shared<CsvDataset>(std::move(spec), context.statsFor(params.node()), std::move(files), std::move(config));
+    StageStats *stats = context.statsFor(params.node());
+    const int parallelism = parallel == kAutotune ? context.threads() : int(std::min<std::int64_t>(parallel, 1024));
+    stats->async = parallelism > 1;
+    return std::make_shared<CsvDataset>(std::move(spec), stats, std::move(files), std::move(config), parallelism);
 }
 
 } // namespace
@@ -201,7 +379,9 @@ void registerCsvSource(std::vector<OpInfo> &ops)
                     {"header", "bool", "true", "the first row names the columns"},
                     {"field_delim", "string", ",", "field delimiter"},
                     {"na_value", "string", "", "a field equal to this counts as missing (absent: only empty fields are missing)"},
-                    {"column_defaults", "object", "", "column name → value for missing fields (absent: a missing field is an error)"}},
+                    {"column_defaults", "object", "", "column name → value for missing fields (absent: a missing field is an error)"},
+                    {"num_parallel_calls", "int|AUTOTUNE", "AUTOTUNE",
+                     "chunks of the files (cut at line ends) parsed at once; the rows keep their order (1: one thread)"}},
                    0, 0, buildFromCsv});
 }
 

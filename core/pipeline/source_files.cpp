@@ -1,8 +1,19 @@
 #include "pipeline/source_files.h"
 
 namespace sluice::pipeline {
+namespace {
+std::vector<std::string> expandOnce(BuildContext &context, Params &params, const std::string &param, const nlohmann::json &value);
+} // namespace
 
-std::vector<std::string> expandSourceFiles(BuildContext &context, Params &params, const std::string &param, const nlohmann::json &value)
+const std::vector<std::string> &expandSourceFiles(BuildContext &context, Params &params, const std::string &param, const nlohmann::json &value)
+{
+    // Once per node and parameter: an interleave's per-file copies of the source all need it.
+    return *context.buildOnce<std::vector<std::string>>(params.node().id, "files " + param + " " + value.dump(),
+                                                         [&] { return expandOnce(context, params, param, value); });
+}
+
+namespace {
+std::vector<std::string> expandOnce(BuildContext &context, Params &params, const std::string &param, const nlohmann::json &value)
 {
     std::vector<std::string> patterns;
     if (value.is_string()) {
@@ -25,8 +36,9 @@ std::vector<std::string> expandSourceFiles(BuildContext &context, Params &params
     }
     return files;
 }
+} // namespace
 
-std::vector<std::string> filesInScope(BuildContext &context, Params &params, std::vector<std::string> files)
+std::vector<std::string> filesInScope(BuildContext &context, Params &params, const std::vector<std::string> &files)
 {
     context.noteFiles(params.node().id, files.size());
     if (auto f = context.fileFilter())

@@ -11,11 +11,12 @@
 namespace sluice::pipeline {
 
 // Every file `value` names, in order (each pattern's matches sorted); fails naming the pattern
-// that matches nothing or the path that does not exist.
-std::vector<std::string> expandSourceFiles(BuildContext &context, Params &params, const std::string &param, const nlohmann::json &value);
+// that matches nothing or the path that does not exist. Expanded once per node and parameter;
+// the list lives as long as the build context.
+const std::vector<std::string> &expandSourceFiles(BuildContext &context, Params &params, const std::string &param, const nlohmann::json &value);
 
 // The files a sequential source reads: all of them, or the one an interleave's sub-pipeline keeps.
-std::vector<std::string> filesInScope(BuildContext &context, Params &params, std::vector<std::string> files);
+std::vector<std::string> filesInScope(BuildContext &context, Params &params, const std::vector<std::string> &files);
 
 template <typename T>
 T valueOrFail(Params &params, const std::string &param, Result<T> result)

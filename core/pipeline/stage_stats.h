@@ -15,6 +15,27 @@ inline std::int64_t nowNs()
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// How a mapped source's rows reach memory (pass_storage.h): written by the tasks that read
+// them, shown under the source in the stats.
+struct StorageStats
+{
+    enum Access : int { None = 0, Sequential = 1, Random = 2 };
+    std::atomic<int> access{None};              // the advice its mappings got for the current pass
+    std::atomic<int> readers{0};                // tasks reading its rows at once (the fused batch's)
+    std::atomic<std::uint64_t> rowsRead{0};     // rows copied out of the mappings
+    std::atomic<std::int64_t> readNs{0};        // wall time of those copies
+    std::atomic<std::int64_t> waitNs{0};        // of which off the CPU: waiting for pages from storage
+    std::atomic<std::uint64_t> majorFaults{0};  // pages the copies had to wait for, not read ahead
+    std::atomic<std::uint64_t> pagesReadAhead{0}; // pages found missing and requested ahead
+    std::atomic<bool> readAhead{false};           // rows are requested ahead (the data comes from storage)
+    std::atomic<std::uint64_t> readAheadRows{0};  // rows requested ahead of the copy (AUTOTUNE'd)
+    std::atomic<std::uint64_t> readAheadLimitRows{0}; // the read-ahead budget in rows
+    std::atomic<std::uint64_t> readAheadLimitBytes{0};
+    std::atomic<std::uint64_t> releases{0};     // times pages were released from the resident set
+    std::atomic<std::uint64_t> residentBudgetBytes{0};
+    std::atomic<std::uint64_t> mappedBytes{0};
+};
+
 struct StageStats
 {
     std::string nodeId;
@@ -36,6 +57,8 @@ struct StageStats
     // Sum of queued/capacity samples, for the average fill.
     std::atomic<std::uint64_t> fillSamples{0};
     std::atomic<std::uint64_t> fillSum{0}; // in 1/1000ths
+    bool readsMappedRows = false; // a source whose rows are read from file mappings
+    StorageStats storage;
 
     void add(std::atomic<std::int64_t> &counter, std::int64_t ns) { counter.fetch_add(ns, std::memory_order_relaxed); }
 };

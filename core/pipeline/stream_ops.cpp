@@ -22,6 +22,7 @@ public:
     }
     std::uint64_t size() const override { return m_count; }
     std::uint64_t row(std::uint64_t p) const override { return m_inner->row(m_begin + p * m_stride); }
+    bool inOrder() const override { return m_inner->inOrder(); }
 
 private:
     std::shared_ptr<const IndexMap> m_inner;
