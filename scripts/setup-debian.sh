@@ -13,6 +13,9 @@ packages=(
   # tests and benchmarks: an X server for GUI tests, numpy to write reference files,
   # numpy and PyTorch as the peers the benchmarks compare with
   xvfb xauth python3 python3-numpy python3-torch
+  # for bench/larger_than_ram.sh: fio measures the disk's random-read limit that the
+  # shuffled readers are held to, GNU time (/usr/bin/time) the peak RSS of every tool
+  fio time
   # packaging: PNG icons from the SVG, run paths of the relocatable bundle, the .deb's
   # dependencies (dpkg-shlibdeps) and the desktop entry check
   librsvg2-bin patchelf dpkg-dev file desktop-file-utils

@@ -19,43 +19,13 @@ Shuffled orders draw a fresh permutation per pass, as sluice does.
 usage: read_peers.py FILE [--batch 256] [--seconds S] [--order sequential|shuffled]
                           [--workers 0,2] [--json]
 """
-import os
-import shutil
-import subprocess
 import sys
 
+from pick_python import pick_python
 
-def _pick_interpreter():
-    """Re-exec under the interpreter the bench scripts agree on: $SLUICE_PYTHON if set,
-    else the first of `python3`, /usr/bin/python3 that imports numpy. Needed because the
-    python3 first on PATH may lack numpy/torch (e.g. a pyenv shim)."""
-    if os.environ.get("_SLUICE_PEERS_REEXEC"):
-        return  # already re-executed once; never loop
-    want = os.environ.get("SLUICE_PYTHON")
-    if not want:
-        try:
-            import numpy  # noqa: F401
-            return  # this interpreter will do
-        except ImportError:
-            pass
-        for cand in ("python3", "/usr/bin/python3"):
-            exe = shutil.which(cand)
-            if exe and subprocess.run([exe, "-c", "import numpy"],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
-                want = exe
-                break
-        if not want:
-            sys.exit("read_peers.py: no python with numpy found (set SLUICE_PYTHON)")
-    exe = shutil.which(want)
-    if not exe:
-        sys.exit(f"read_peers.py: SLUICE_PYTHON={want} is not an executable")
-    if os.path.realpath(exe) == os.path.realpath(sys.executable):
-        return
-    os.environ["_SLUICE_PEERS_REEXEC"] = "1"
-    os.execv(exe, [exe, os.path.abspath(__file__)] + sys.argv[1:])
-
-
-_pick_interpreter()
+# The python3 first on PATH may lack numpy/torch (e.g. a pyenv shim): re-exec under one that
+# has numpy, as the bench scripts pick it ($SLUICE_PYTHON wins).
+pick_python(__file__, ("numpy",))
 
 import argparse  # noqa: E402
 import json  # noqa: E402
