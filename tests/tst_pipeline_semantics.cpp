@@ -519,6 +519,29 @@ private Q_SLOTS:
         QCOMPARE(one.elements[13].tensors[1].stringValues().at(0), std::string("multi\nline, \"13\""));
         QCOMPARE(*one.elements[97].tensors[2].as<double>(), -7.0);
 
+        // batch right after a parallel from_csv cuts batches from the parsed chunks: the same
+        // batches as collecting one row at a time.
+        auto batched = [&](const json &parallel, bool drop) {
+            pipeline::PipelineOptions options;
+            options.threads = 2;
+            return runPass(chain({op("src", "from_csv", {{"filenames", "big-*.csv"}, {"columns", {{"id", "int64"}, {"score", "float64"}, {"name", "string"}}},
+                                                          {"column_defaults", {{"score", -7}}}, {"num_parallel_calls", parallel}}),
+                                  op("batch", "batch", {{"batch_size", 999}, {"drop_remainder", drop}})}),
+                           "id", d, options);
+        };
+        for (bool drop : {false, true}) {
+            const Pass b1 = batched(1, drop), bN = batched("AUTOTUNE", drop);
+            QVERIFY2(b1.ok() && bN.ok(), (b1.error + bN.error).c_str());
+            QCOMPARE(bN.batchSizes(), b1.batchSizes());
+            QCOMPARE(bN.flat(), b1.flat());
+            for (std::size_t i = 0; i < b1.size(); ++i) {
+                QCOMPARE(bN.elements[i].tensors[1].stringValues(), b1.elements[i].tensors[1].stringValues());
+                QCOMPARE(bN.bytes[i], b1.bytes[i]);
+                QCOMPARE(bN.elements[i].tensors[2].nbytes(), b1.elements[i].tensors[2].nbytes());
+                QVERIFY(std::memcmp(bN.elements[i].tensors[2].data(), b1.elements[i].tensors[2].data(), b1.elements[i].tensors[2].nbytes()) == 0);
+            }
+        }
+
         // A bad row deep in the file: both modes stop with the same message, after the same rows.
         std::string broken = text;
         broken.insert(broken.rfind("30000,"), "oops\n");
@@ -528,6 +551,9 @@ private Q_SLOTS:
         QCOMPARE(badMany.error, badOne.error);
         QCOMPARE(badMany.size(), badOne.size());
         QVERIFY2(contains(badOne.error, "1 fields, the header has 3"), badOne.error.c_str());
+        const Pass badBatchOne = batched(1, false), badBatchMany = batched("AUTOTUNE", false);
+        QCOMPARE(badBatchMany.error, badBatchOne.error);
+        QCOMPARE(badBatchMany.batchSizes(), badBatchOne.batchSizes());
     }
 
     // tf.data.Dataset.range(start, stop, step): a negative step counts down, an empty range when

@@ -196,15 +196,21 @@ void MappedFile::release(std::size_t offset, std::size_t length) const
     }
 }
 
-bool MappedFile::resident(std::size_t offset) const
+bool MappedFile::resident(std::size_t offset, std::size_t length) const
 {
-    if (!m_data || offset >= m_size)
+    std::size_t start = 0, bytes = 0;
+    if (!m_data || !pageRange(m_size, offset, std::max<std::size_t>(length, 1), start, bytes))
         return false;
-    unsigned char vec = 0;
-    const std::size_t start = offset / pageSize() * pageSize();
-    if (::mincore(const_cast<std::byte *>(m_data) + start, 1, &vec) != 0)
+    unsigned char vec[16];
+    const std::size_t pages = (bytes + pageSize() - 1) / pageSize();
+    if (pages > sizeof vec) // long ranges: their first and last pages
+        return resident(offset, 1) && resident(offset + length - 1, 1);
+    if (::mincore(const_cast<std::byte *>(m_data) + start, bytes, vec) != 0)
         return false;
-    return (vec & 1) != 0;
+    for (std::size_t i = 0; i < pages; ++i)
+        if (!(vec[i] & 1))
+            return false;
+    return true;
 }
 
 } // namespace sluice

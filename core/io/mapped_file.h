@@ -21,7 +21,7 @@
 
 namespace sluice {
 
-class MappedFile
+class MappedFile : public std::enable_shared_from_this<MappedFile>
 {
 public:
     enum class Access { Normal, Sequential, Random };
@@ -46,9 +46,9 @@ public:
     // Drops [offset, offset+length) from this process's resident set. The pages stay in the
     // page cache, so reading them again costs a minor fault, not a disk read.
     void release(std::size_t offset, std::size_t length) const;
-    // Whether the page holding byte `offset` is in the page cache (mincore): a read of it
-    // costs no storage access.
-    bool resident(std::size_t offset) const;
+    // Whether the pages holding [offset, offset+length) are all in the page cache (one mincore
+    // call): reading them costs no storage access.
+    bool resident(std::size_t offset, std::size_t length = 1) const;
 
     // Installs (or, with an empty function, removes) an observer called on every hint of every
     // mapping, from the thread that gives it. For tests; costs one atomic load when unset.

@@ -15,7 +15,7 @@ void Autotuner::step(std::int64_t nowNanoseconds)
     if (m_last == 0) {
         m_last = now;
         for (StageStats *s : m_stages)
-            m_seen[s] = {s->busyNs.load(), s->waitInputNs.load(), s->waitConsumerNs.load(), s->elements.load(), s->bytes.load()};
+            m_seen[s] = {s->busyNs.load() + s->offloadedNs.load(), s->waitInputNs.load(), s->waitConsumerNs.load(), s->elements.load(), s->bytes.load()};
         return;
     }
     const std::int64_t window = now - m_last;
@@ -35,7 +35,7 @@ void Autotuner::step(std::int64_t nowNanoseconds)
     }
 
     for (StageStats *s : m_stages) {
-        Seen current{s->busyNs.load(), s->waitInputNs.load(), s->waitConsumerNs.load(), s->elements.load(), s->bytes.load()};
+        Seen current{s->busyNs.load() + s->offloadedNs.load(), s->waitInputNs.load(), s->waitConsumerNs.load(), s->elements.load(), s->bytes.load()};
         Seen &before = m_seen[s];
         const double busyShare = double(current.busy - before.busy) / double(window);
         const double starved = double(current.waitInput - before.waitInput) / double(window);

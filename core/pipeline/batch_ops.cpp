@@ -7,6 +7,10 @@
 #include "pipeline/op_registry.h"
 #include "pipeline/pass_storage.h"
 #include "pipeline/random_access.h"
+#include "pipeline/row_chunks.h"
+
+#include <deque>
+#include <optional>
 
 #include <cstring>
 
@@ -100,6 +104,7 @@ protected:
                 for (StageStats *s : chain)
                     s->add(s->inclusiveNs, readNs);
                 own->add(own->busyNs, -readNs);
+                own->add(own->offloadedNs, readNs);
             }
             const std::uint64_t bytes = batch.nbytes();
             for (StageStats *s : chain) {
@@ -121,6 +126,130 @@ private:
     bool m_dropRemainder;
     int m_parallelism;
     bool m_deterministic;
+};
+
+// Batches cut straight from a chunked source's column chunks (row_chunks.h): rows are copied
+// column by column from as many chunks as a batch spans, never one element per row.
+class RebatchIterator final : public Iterator
+{
+public:
+    RebatchIterator(std::unique_ptr<Iterator> chunks, const ElementSpec &spec, std::uint64_t batchSize, bool dropRemainder,
+                    StageStats *source)
+        : m_chunks(std::move(chunks)), m_spec(spec), m_batchSize(batchSize), m_dropRemainder(dropRemainder), m_source(source)
+    {
+    }
+    Result<Poll> next(Element &out) override
+    {
+        const std::size_t features = m_spec.features.size();
+        // Gather (chunk, rows) pieces until a batch is full; chunks already taken stay queued
+        // across a Pending, so nothing is read twice.
+        while (!m_ended && m_queuedRows < m_batchSize) {
+            if (m_error)
+                break;
+            Element chunk;
+            auto r = m_chunks->next(chunk);
+            if (!r.ok() || *r == Poll::Pending)
+                return r;
+            if (*r == Poll::End) {
+                m_ended = true;
+                break;
+            }
+            m_error = chunkError(chunk, features);
+            const std::uint64_t rows = chunkRows(chunk);
+            if (rows > 0) {
+                m_queuedRows += rows;
+                m_queue.push_back(std::move(chunk));
+            }
+        }
+        if (m_queuedRows == 0 || (m_queuedRows < m_batchSize && m_ended && m_dropRemainder)) {
+            if (m_error) {
+                Error e = *m_error;
+                m_error.reset();
+                m_ended = true;
+                return e;
+            }
+            return Poll::End;
+        }
+        if (m_queuedRows < m_batchSize && m_error) { // as collecting would: the error, not a short batch
+            Error e = *m_error;
+            m_error.reset();
+            m_ended = true;
+            m_queue.clear();
+            m_queuedRows = 0;
+            return e;
+        }
+        const std::uint64_t n = std::min(m_batchSize, m_queuedRows);
+        out.tensors.clear();
+        for (std::size_t f = 0; f < features; ++f) {
+            const FeatureSpec &feature = m_spec.features[f];
+            Shape shape = feature.shape;
+            shape.insert(shape.begin(), std::int64_t(n));
+            std::vector<std::string> strings;
+            Tensor t = feature.type.isString ? Tensor{} : Tensor::allocate(feature.type.dtype, shape);
+            std::byte *dst = feature.type.isString ? nullptr : t.mutableData();
+            std::uint64_t need = n, offset = m_offset;
+            for (std::size_t c = 0; need > 0; ++c) {
+                const std::uint64_t take = std::min(need, chunkRows(m_queue[c]) - offset);
+                copyChunkRows(m_queue[c], f, offset, offset + take, dst, &strings);
+                if (dst)
+                    dst += take * (t.nbytes() / n);
+                need -= take;
+                offset = 0;
+            }
+            out.tensors.push_back(feature.type.isString ? Tensor::strings(std::move(shape), std::move(strings)) : std::move(t));
+        }
+        // Drop what this batch used up.
+        std::uint64_t used = n;
+        while (used > 0) {
+            const std::uint64_t left = chunkRows(m_queue.front()) - m_offset;
+            if (used >= left) {
+                used -= left;
+                m_queue.pop_front();
+                m_offset = 0;
+            } else {
+                m_offset += used;
+                used = 0;
+            }
+        }
+        m_queuedRows -= n;
+        if (m_source) {
+            m_source->elements.fetch_add(n, std::memory_order_relaxed);
+            m_source->bytes.fetch_add(out.nbytes(), std::memory_order_relaxed);
+        }
+        return Poll::Ready;
+    }
+
+private:
+    std::unique_ptr<Iterator> m_chunks;
+    const ElementSpec &m_spec;
+    std::uint64_t m_batchSize;
+    bool m_dropRemainder;
+    StageStats *m_source;
+    std::deque<Element> m_queue;
+    std::uint64_t m_offset = 0, m_queuedRows = 0; // rows of m_queue.front() already used; rows left in all
+    bool m_ended = false;
+    std::optional<Error> m_error;
+};
+
+class RebatchDataset final : public Dataset
+{
+public:
+    RebatchDataset(ElementSpec spec, StageStats *stats, DatasetPtr input, std::uint64_t batchSize, bool dropRemainder)
+        : Dataset(std::move(spec), stats), m_input(std::move(input)), m_batchSize(batchSize), m_dropRemainder(dropRemainder)
+    {
+    }
+
+protected:
+    std::unique_ptr<Iterator> makeRawIterator(const IteratorContext &context) const override
+    {
+        return std::make_unique<RebatchIterator>(m_input->chunkedRows()->makeChunkIterator(context), m_input->spec(), m_batchSize,
+                                                 m_dropRemainder, m_input->stats());
+    }
+
+private:
+    DatasetPtr m_input;
+    std::uint64_t m_batchSize;
+    bool m_dropRemainder;
 };
 
 // Stacks collected elements into one batch; fails when they differ in shape, as tf.data does.
@@ -236,6 +365,8 @@ std::shared_ptr<Dataset> buildBatch(BuildContext &context, Params &params, const
         const int p = parallel == kAutotune ? context.threads() : int(parallel);
         return std::make_shared<GatherBatchDataset>(std::move(spec), stats, input, std::uint64_t(batchSize), drop, p, deterministic);
     }
+    if (input->chunkedRows())
+        return std::make_shared<RebatchDataset>(std::move(spec), stats, input, std::uint64_t(batchSize), drop);
     return std::make_shared<CollectBatchDataset>(std::move(spec), stats, input, std::uint64_t(batchSize), drop);
 }
 

@@ -26,6 +26,7 @@ namespace sluice::pipeline {
 
 class Runtime;
 class RandomAccess;
+class ChunkedRows;
 
 enum class Poll { Ready, End, Pending };
 using Waker = std::function<void()>;
@@ -62,6 +63,9 @@ public:
     // Non-null when elements can be read by position (mapped arrays, range, and shard / skip /
     // take / global_shuffle over them): batch then gathers rows straight into its buffers.
     virtual const RandomAccess *randomAccess() const { return nullptr; }
+    // Non-null when the rows come in chunks of columns (row_chunks.h): batch then cuts its
+    // batches from the chunks.
+    virtual const ChunkedRows *chunkedRows() const { return nullptr; }
 
 protected:
     virtual std::unique_ptr<Iterator> makeRawIterator(const IteratorContext &context) const = 0;

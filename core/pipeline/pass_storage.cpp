@@ -3,6 +3,9 @@
 #include "telemetry/process_memory.h"
 
 #include <algorithm>
+#include <deque>
+#include <mutex>
+#include <tuple>
 #include <sys/resource.h>
 
 namespace sluice::pipeline {
@@ -15,6 +18,41 @@ constexpr std::uint64_t kBudgetCheckEvery = 16;           // reads between resid
 // Rows in a row found already resident before the read-ahead decides the data is served from
 // the page cache and stops asking (it starts again at the next major fault).
 constexpr std::uint64_t kResidentRowsToStop = 1u << 16;
+
+// Where a finished in-order pass's pages go: released a few passes later, not at once. Its
+// elements are often views into the mapping that the stages after it (an interleave's batch)
+// copy only after the pass is done; releasing at once would have them fault the pages back in,
+// and thousands of small files would stay resident. Bounded: the oldest is released first.
+class DeferredReleases
+{
+public:
+    static DeferredReleases &instance()
+    {
+        static DeferredReleases queue;
+        return queue;
+    }
+    void add(const MappedFile &file, std::size_t offset, std::size_t length)
+    {
+        std::weak_ptr<const MappedFile> oldest;
+        std::size_t oldestOffset = 0, oldestLength = 0;
+        {
+            std::lock_guard lock(m_mutex);
+            m_queue.push_back({file.weak_from_this(), offset, length});
+            if (m_queue.size() <= kKept)
+                return;
+            std::tie(oldest, oldestOffset, oldestLength) = std::move(m_queue.front());
+            m_queue.pop_front();
+        }
+        if (auto alive = oldest.lock()) // an unmapped file has nothing left to release
+            alive->release(oldestOffset, oldestLength);
+    }
+
+private:
+    static constexpr std::size_t kKept = 64;
+    std::mutex m_mutex;
+    // Weak: the queue never keeps a mapping alive after its pipeline is gone.
+    std::deque<std::tuple<std::weak_ptr<const MappedFile>, std::size_t, std::size_t>> m_queue; // GUARDED_BY(m_mutex)
+};
 
 std::int64_t toNs(const timeval &t) { return std::int64_t(t.tv_sec) * 1000000000 + std::int64_t(t.tv_usec) * 1000; }
 
@@ -64,6 +102,10 @@ PassStorage::PassStorage(const RowSource &rows, std::shared_ptr<const IndexMap> 
     const std::uint64_t rowBytes = std::max<std::uint64_t>(1, rows.rowBytes());
     // A small budget (a test's, or a small machine's) releases in smaller steps.
     m_releaseWindowRows = std::max(batchRows, std::min(kReleaseWindowBytes, std::max<std::uint64_t>(m_budget / 4, kPage)) / rowBytes);
+    if (!m_shuffled && m_size > 1) { // the window counts positions: a shard's pass spans num_shards rows per position
+        const std::uint64_t span = m_pass->row(m_size - 1) - m_pass->row(0) + 1;
+        m_releaseWindowRows = std::max<std::uint64_t>(1, m_releaseWindowRows / std::max<std::uint64_t>(1, span / m_size));
+    }
     stats.access.store(m_shuffled ? StorageStats::Random : StorageStats::Sequential);
     stats.mappedBytes.store(m_mappedBytes);
     if (m_shuffled) {
@@ -79,6 +121,19 @@ PassStorage::PassStorage(const RowSource &rows, std::shared_ptr<const IndexMap> 
         if (m_mappedBytes > m_budget)
             stats.readAhead.store(true);
     }
+}
+
+PassStorage::~PassStorage()
+{
+    if (m_shuffled)
+        return;
+    const std::uint64_t from = m_releasedTo.load();
+    if (from >= m_size)
+        return;
+    m_rows.visitStorage(m_pass->row(from), m_pass->row(m_size - 1) + 1, [](const MappedFile &file, std::size_t offset, std::size_t length) {
+        DeferredReleases::instance().add(file, offset, length);
+    });
+    m_stats.releases.fetch_add(1, std::memory_order_relaxed);
 }
 
 void PassStorage::beforeRead(std::uint64_t begin, std::uint64_t end)
@@ -100,7 +155,7 @@ void PassStorage::requestAhead(std::uint64_t from, std::uint64_t to)
     for (std::uint64_t p = from; p < to; ++p) {
         const std::uint64_t row = m_pass->row(p);
         m_rows.visitStorage(row, row + 1, [&missing](const MappedFile &file, std::size_t offset, std::size_t length) {
-            if (file.resident(offset) && file.resident(offset + length - 1))
+            if (file.resident(offset, length))
                 return;
             file.willNeed(offset, length);
             missing += (offset % kPage + length + kPage - 1) / kPage;
@@ -124,15 +179,16 @@ void PassStorage::afterRead(std::uint64_t begin, std::uint64_t end, const Thread
         m_stats.readNs.fetch_add(wall, std::memory_order_relaxed);
         m_stats.waitNs.fetch_add(offCpu, std::memory_order_relaxed);
         m_stats.majorFaults.fetch_add(faults, std::memory_order_relaxed);
-        if (m_shuffled && faults > 0) {
-            // Pages the copy had to fetch itself: the data comes from storage, and the read-ahead
-            // (if on) was not far enough ahead. Both call for (more) read-ahead, within its budget.
-            if (!m_stats.readAhead.exchange(true, std::memory_order_relaxed))
-                m_requestedTo.store(end, std::memory_order_relaxed);
-            else {
-                const std::uint64_t rows = m_stats.readAheadRows.load(std::memory_order_relaxed);
-                m_stats.readAheadRows.store(std::min(m_stats.readAheadLimitRows.load(), rows * 2), std::memory_order_relaxed);
-            }
+        if (m_shuffled && faults > 0 && !m_stats.readAhead.exchange(true, std::memory_order_relaxed)) {
+            // Pages the copy had to fetch itself: the data comes from storage; read ahead from now on.
+            m_requestedTo.store(end, std::memory_order_relaxed);
+        } else if (m_shuffled && m_stats.readAhead.load(std::memory_order_relaxed) && (faults > 0 || 2 * offCpu > wall)) {
+            // The copy still waited for storage most of its time, or fetched pages itself: the rows
+            // were requested too late. A longer window gives the device more reads at once, up to
+            // its budget (a full device queue then makes the requests themselves wait).
+            const std::uint64_t rows = m_stats.readAheadRows.load(std::memory_order_relaxed);
+            m_stats.readAheadRows.store(std::min(m_stats.readAheadLimitRows.load(), rows + std::max<std::uint64_t>(1, rows / 4)),
+                                        std::memory_order_relaxed);
         }
     }
     m_stats.rowsRead.fetch_add(end - begin, std::memory_order_relaxed);

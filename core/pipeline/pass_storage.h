@@ -41,6 +41,10 @@ public:
     // many positions one read covers; it sizes the read-ahead window's first step.
     static std::shared_ptr<PassStorage> open(const RowSource &rows, std::shared_ptr<const IndexMap> pass, StorageStats &stats,
                                              std::uint64_t batchRows);
+    // An in-order pass hands what it has not released yet to a short queue of finished passes,
+    // released a few passes later (once the stages after it have copied its rows): the pages of
+    // thousands of small files (interleave's sub-pipelines) would otherwise stay resident.
+    ~PassStorage();
 
     // Before positions [begin, end) of the pass are read: a shuffled pass requests their rows
     // and the read-ahead window's beyond them.
@@ -67,7 +71,7 @@ private:
     std::uint64_t m_mappedBytes = 0;
     std::uint64_t m_budget = 0;
     std::uint64_t m_rssAtStart = 0;
-    std::uint64_t m_releaseWindowRows = 0; // in-order passes release in windows of this many rows
+    std::uint64_t m_releaseWindowRows = 0; // in-order passes release in windows of this many positions
     std::vector<const MappedFile *> m_files;
 
     std::atomic<std::uint64_t> m_requestedTo{0}; // positions below this have been requested

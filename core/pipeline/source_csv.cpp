@@ -5,6 +5,7 @@
 
 #include "io/csv_reader.h"
 #include "pipeline/async_stage.h"
+#include "pipeline/row_chunks.h"
 
 #include <algorithm>
 #include <cstring>
@@ -224,8 +225,8 @@ Result<Element> parseChunk(const std::vector<std::string> &files, const CsvConfi
             std::memcpy(t.mutableData(), numeric[i].data(), numeric[i].size());
         chunk.tensors.push_back(std::move(t));
     }
-    if (error) // travels after the columns: kind, what, reason
-        chunk.tensors.push_back(Tensor::strings({3}, {std::to_string(int(error->kind)), error->what, error->reason}));
+    if (error)
+        attachChunkError(chunk, *error);
     return chunk;
 }
 
@@ -237,15 +238,13 @@ public:
     Result<Poll> next(Element &out) override
     {
         while (m_row >= m_rows) {
-            if (m_chunk.tensors.size() > m_config.columns.size()) { // the chunk ended in an error
-                const auto &e = m_chunk.tensors.back().stringValues();
-                return Error{Error::Kind(std::stoi(e[0])), e[1], e[2]};
-            }
+            if (auto error = chunkError(m_chunk, m_config.columns.size()))
+                return *error;
             auto r = m_chunks->next(m_chunk);
             if (!r.ok() || *r != Poll::Ready)
                 return r;
             m_row = 0;
-            m_rows = m_chunk.tensors.empty() ? 0 : std::uint64_t(m_chunk.tensors[0].shape()[0]);
+            m_rows = chunkRows(m_chunk);
         }
         out.tensors.clear();
         for (std::size_t i = 0; i < m_config.columns.size(); ++i) {
@@ -270,7 +269,7 @@ private:
     std::uint64_t m_row = 0, m_rows = 0;
 };
 
-class CsvDataset final : public Dataset
+class CsvDataset final : public Dataset, public ChunkedRows
 {
 public:
     CsvDataset(ElementSpec spec, StageStats *stats, std::vector<std::string> files, CsvConfig config, int parallelism)
@@ -278,21 +277,27 @@ public:
     {
     }
 
-protected:
-    std::unique_ptr<Iterator> makeRawIterator(const IteratorContext &context) const override
+    const ChunkedRows *chunkedRows() const override { return m_parallelism > 1 ? this : nullptr; }
+
+    std::unique_ptr<Iterator> makeChunkIterator(const IteratorContext &context) const override
     {
-        if (m_parallelism <= 1)
-            return std::make_unique<CsvIterator>(m_files, m_config);
         const std::vector<std::string> &files = m_files;
         const CsvConfig &config = m_config;
         const int parallelism = m_parallelism;
         // The dataset outlives its iterators (the pipeline keeps it), so the plan and the tasks
         // may refer to its files and configuration.
-        auto chunks = AsyncStage::start(
+        return AsyncStage::start(
             context, [&files, &config, parallelism](const IteratorContext &) { return std::make_unique<CsvChunkPlan>(files, config, parallelism); },
             [&files, &config](Element &&item, std::uint64_t) { return parseChunk(files, config, item); },
             AsyncOptions{parallelism, 2 * parallelism, true}, stats());
-        return std::make_unique<CsvRowsOfChunks>(std::move(chunks), m_config);
+    }
+
+protected:
+    std::unique_ptr<Iterator> makeRawIterator(const IteratorContext &context) const override
+    {
+        if (m_parallelism <= 1)
+            return std::make_unique<CsvIterator>(m_files, m_config);
+        return std::make_unique<CsvRowsOfChunks>(makeChunkIterator(context), m_config);
     }
 
 private:

@@ -47,6 +47,9 @@ struct StageStats
     std::atomic<std::uint64_t> bytes{0};
     std::atomic<std::int64_t> inclusiveNs{0};    // time inside next(), inputs' time included
     std::atomic<std::int64_t> busyNs{0};         // async nodes: work done on their tasks
+    // Async nodes: time their tasks spent on work charged to another stage (the fused batch's
+    // reads of mapped rows, charged to the source); AUTOTUNE counts it as the tasks' work.
+    std::atomic<std::int64_t> offloadedNs{0};
     std::atomic<std::int64_t> waitInputNs{0};    // async nodes: their consumer found nothing ready
     std::atomic<std::int64_t> waitConsumerNs{0}; // async nodes: their buffer was full
     std::atomic<int> queued{0};                  // async nodes: elements ready in the buffer
