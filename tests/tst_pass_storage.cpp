@@ -219,6 +219,7 @@ private Q_SLOTS:
                                  op("batch", "batch", {{"batch_size", 64}, {"num_parallel_calls", 2}})});
         auto p = buildPipeline(json, dir.path().toStdString(), options);
         QVERIFY(p);
+        QVERIFY(evictFromPageCache(path).ok()); // what opening the file read of it, too
         const Pass pass = collect(*p, "x", 20);
         QVERIFY2(pass.ok(), pass.error.c_str());
         const auto snap = p->snapshot();
@@ -349,6 +350,7 @@ private Q_SLOTS:
                                  op("pf", "prefetch", {{"buffer_size", "AUTOTUNE"}})});
         auto p = buildPipeline(json, dir.path().toStdString(), options);
         QVERIFY(p);
+        QVERIFY(evictFromPageCache(path).ok()); // what opening the file read of it, too
         const Pass pass = collect(*p, "x");
         QVERIFY2(pass.ok(), pass.error.c_str());
         QCOMPARE(pass.size(), std::size_t(12288 / 64));

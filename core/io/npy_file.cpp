@@ -16,6 +16,11 @@ Result<NdArray> openNpy(const std::string &path)
     if (!mapped)
         return mapped.error();
     std::shared_ptr<const MappedFile> file = std::move(mapped).value();
+    // A mapping nobody else uses has no advice yet: without one, the fault on the header would
+    // read around it (the disk's readahead, often 8 MiB) from cold storage. The pass that reads
+    // the rows advises its own pattern.
+    if (file.use_count() == 1)
+        file->adviseAccess(MappedFile::Access::Random);
     SharedBytes bytes{file, file->bytes()};
     auto array = NdArray::parse(std::move(bytes), path, Storage::Mapped);
     file->release(0, kFaultAroundBytes + 4096); // the pages stay in the page cache
