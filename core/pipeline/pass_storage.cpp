@@ -7,6 +7,7 @@
 #include <mutex>
 #include <tuple>
 #include <sys/resource.h>
+#include <time.h>
 
 namespace sluice::pipeline {
 namespace {
@@ -54,8 +55,6 @@ private:
     std::deque<std::tuple<std::weak_ptr<const MappedFile>, std::size_t, std::size_t>> m_queue; // GUARDED_BY(m_mutex)
 };
 
-std::int64_t toNs(const timeval &t) { return std::int64_t(t.tv_sec) * 1000000000 + std::int64_t(t.tv_usec) * 1000; }
-
 // Pages of the page cache one row occupies at least: each feature's part of the row lies in
 // its own file.
 std::uint64_t pagesPerRow(const RowSource &rows)
@@ -71,11 +70,14 @@ ThreadClock ThreadClock::now()
 {
     ThreadClock c;
     c.wallNs = nowNs();
+    // The thread's CPU clock, not getrusage's times: those are sampled at the scheduler's tick on
+    // many kernels, and a copy of a few tens of microseconds would look like all waiting.
+    timespec cpu{};
+    if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
+        c.cpuNs = std::int64_t(cpu.tv_sec) * 1000000000 + cpu.tv_nsec;
     rusage usage{};
-    if (::getrusage(RUSAGE_THREAD, &usage) == 0) {
-        c.cpuNs = toNs(usage.ru_utime) + toNs(usage.ru_stime);
+    if (::getrusage(RUSAGE_THREAD, &usage) == 0)
         c.majorFaults = std::uint64_t(usage.ru_majflt);
-    }
     return c;
 }
 

@@ -262,6 +262,9 @@ PipelineSnapshot Pipeline::Impl::snapshot() const
             snap.bottleneckReason = text;
             if (const std::string storage = storageBottleneckReason(st); !storage.empty())
                 snap.bottleneckReason += "; " + storage;
+            else if (st.storage && !st.async && st.storage->waitSeconds > 0 && st.storage->storageBytesPerSecond >= 4096)
+                snap.bottleneckReason += "; copying rows out of the mapping on the fused batch's tasks, " +
+                                         std::to_string(int(100 * st.storage->waitShare + 0.5)) + "% of it waiting for storage";
             else if (st.storage && !st.async)
                 snap.bottleneckReason += "; copying rows out of the mapping (in the page cache) on the fused batch's tasks";
             else if (s->tunesParallelism || (st.async && st.parallelism > 0 && st.op != "prefetch"))

@@ -49,6 +49,10 @@ std::string storageBottleneckReason(const StageSnapshot &stage)
     // threads or num_parallel_calls cannot help.
     if (!stage.storage || stage.storage->readSeconds <= 0 || stage.storage->waitShare < 0.5)
         return {};
+    // Time off the CPU with nothing read from storage is not a storage wait (another process
+    // took the CPU): no storage verdict without pages brought in.
+    if (stage.storage->majorFaults == 0 && stage.storage->pagesReadAhead == 0 && stage.storage->storageBytesPerSecond < 4096)
+        return {};
     const StorageSnapshot &s = *stage.storage;
     char text[512];
     std::snprintf(text, sizeof text,
