@@ -406,7 +406,7 @@ private Q_SLOTS:
         s.waitShare = waitShare;
         s.pagesReadAhead = std::uint64_t(pagesIn);
         s.storageBytesPerSecond = pagesIn * 4096.0 / 10;
-        s.pagesPerRow = pagesIn ? 1.25 : 0;
+        s.pagesPerRow = pagesIn ? 1.25 : 0.001; // one odd page per thousand rows is no storage read
         st.storage = s;
         const std::string reason = pipeline::storageBottleneckReason(st);
         QCOMPARE(!reason.empty(), storageBound);

@@ -25,8 +25,11 @@ std::string count(double v)
 // The line under a mapped source: how its rows reached memory.
 std::string storageLine(const pipeline::StorageSnapshot &s)
 {
-    std::string line = format("  └ %s access, %s rows read, %.0f%% of reading time waiting for storage, %s from storage, %.2f pages/row",
+    // Time off the CPU is storage wait only when pages did come from storage; otherwise it is the
+    // CPU taken by other threads or processes.
+    std::string line = format("  └ %s access, %s rows read, %.0f%% of reading time %s, %s from storage, %.2f pages/row",
                               s.access.c_str(), count(double(s.rowsRead)).c_str(), 100 * s.waitShare,
+                              pipeline::readsFromStorage(s) ? "waiting for storage" : "off the CPU",
                               humanRate(s.storageBytesPerSecond).c_str(), s.pagesPerRow);
     if (s.access == "random")
         line += s.readAhead ? format(", read-ahead %s rows (budget %s rows, %s)", count(double(s.readAheadRows)).c_str(),

@@ -92,13 +92,14 @@ protected:
                 batch.tensors.push_back(Tensor::allocate(spec->features[f].type.dtype, std::move(shape)));
             }
             // Requesting rows ahead is part of reading them: a full device queue makes it wait too.
-            const ThreadClock before = storage ? ThreadClock::now() : ThreadClock{};
+            const bool measure = storage && storage->measureNext();
+            const ThreadClock before = storage ? ThreadClock::now(measure) : ThreadClock{};
             if (storage)
                 storage->beforeRead(begin, end);
             for (std::size_t f = 0; f < spec->features.size(); ++f)
                 rows->gather(f, rowIndex, batch.tensors[f].mutableData());
             if (storage) {
-                const ThreadClock after = ThreadClock::now();
+                const ThreadClock after = ThreadClock::now(measure);
                 storage->afterRead(begin, end, &before, &after);
                 const std::int64_t readNs = after.wallNs - before.wallNs;
                 for (StageStats *s : chain)

@@ -66,10 +66,13 @@ std::uint64_t pagesPerRow(const RowSource &rows)
 
 } // namespace
 
-ThreadClock ThreadClock::now()
+ThreadClock ThreadClock::now(bool full)
 {
     ThreadClock c;
     c.wallNs = nowNs();
+    c.full = full;
+    if (!full)
+        return c;
     // The thread's CPU clock, not getrusage's times: those are sampled at the scheduler's tick on
     // many kernels, and a copy of a few tens of microseconds would look like all waiting.
     timespec cpu{};
@@ -172,13 +175,20 @@ void PassStorage::requestAhead(std::uint64_t from, std::uint64_t to)
     }
 }
 
+bool PassStorage::measureNext()
+{
+    return m_stats.readAhead.load(std::memory_order_relaxed) || m_measured.fetch_add(1, std::memory_order_relaxed) % kSampleEvery == 0;
+}
+
 void PassStorage::afterRead(std::uint64_t begin, std::uint64_t end, const ThreadClock *before, const ThreadClock *after)
 {
-    if (before && after) {
+    if (before && after)
+        m_stats.readNs.fetch_add(after->wallNs - before->wallNs, std::memory_order_relaxed);
+    if (before && after && before->full && after->full) {
         const std::int64_t wall = after->wallNs - before->wallNs;
         const std::int64_t offCpu = std::max<std::int64_t>(0, wall - (after->cpuNs - before->cpuNs));
         const std::uint64_t faults = after->majorFaults - before->majorFaults;
-        m_stats.readNs.fetch_add(wall, std::memory_order_relaxed);
+        m_stats.timedReadNs.fetch_add(wall, std::memory_order_relaxed);
         m_stats.waitNs.fetch_add(offCpu, std::memory_order_relaxed);
         m_stats.majorFaults.fetch_add(faults, std::memory_order_relaxed);
         if (m_shuffled && faults > 0 && !m_stats.readAhead.exchange(true, std::memory_order_relaxed)) {

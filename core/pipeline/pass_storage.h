@@ -31,7 +31,8 @@ struct ThreadClock
     std::int64_t wallNs = 0;
     std::int64_t cpuNs = 0;
     std::uint64_t majorFaults = 0;
-    static ThreadClock now();
+    bool full = false; // CPU time and faults taken too (two system calls), not just the wall clock
+    static ThreadClock now(bool full = true);
 };
 
 class PassStorage
@@ -45,6 +46,12 @@ public:
     // released a few passes later (once the stages after it have copied its rows): the pages of
     // thousands of small files (interleave's sub-pipelines) would otherwise stay resident.
     ~PassStorage();
+
+    // Whether the next read is worth the full clocks: always while reading from storage, one
+    // read in kSampleEvery while the rows come from the page cache (their system calls would
+    // otherwise cost a few percent of an in-memory pass).
+    bool measureNext();
+    static constexpr std::uint64_t kSampleEvery = 16;
 
     // Before positions [begin, end) of the pass are read: a shuffled pass requests their rows
     // and the read-ahead window's beyond them.
@@ -77,6 +84,7 @@ private:
     std::atomic<std::uint64_t> m_requestedTo{0}; // positions below this have been requested
     std::atomic<std::uint64_t> m_releasedTo{0};  // in-order: positions below this are released
     std::atomic<std::uint64_t> m_reads{0};       // reads done, for the periodic budget check
+    std::atomic<std::uint64_t> m_measured{0};    // reads asked whether to measure
     std::atomic<std::uint64_t> m_rowsSinceMissing{0}; // read-ahead found everything resident this long
 };
 

@@ -183,8 +183,10 @@ StorageSnapshot storageSnapshot(const StageStats &s, double elapsed, std::uint64
     st.access = access == StorageStats::Random ? "random" : access == StorageStats::Sequential ? "sequential" : "none";
     st.rowsRead = t.rowsRead.load();
     st.readSeconds = double(t.readNs.load()) * 1e-9;
-    st.waitSeconds = double(t.waitNs.load()) * 1e-9;
-    st.waitShare = st.readSeconds > 0 ? std::min(1.0, st.waitSeconds / st.readSeconds) : 0;
+    // The wait is measured on a sample of the reads while they come from the page cache.
+    const double timed = double(t.timedReadNs.load()) * 1e-9;
+    st.waitShare = timed > 0 ? std::min(1.0, double(t.waitNs.load()) * 1e-9 / timed) : 0;
+    st.waitSeconds = st.waitShare * st.readSeconds;
     st.majorFaults = t.majorFaults.load();
     st.pagesReadAhead = t.pagesReadAhead.load();
     st.readAhead = t.readAhead.load();
@@ -262,7 +264,7 @@ PipelineSnapshot Pipeline::Impl::snapshot() const
             snap.bottleneckReason = text;
             if (const std::string storage = storageBottleneckReason(st); !storage.empty())
                 snap.bottleneckReason += "; " + storage;
-            else if (st.storage && !st.async && st.storage->waitSeconds > 0 && st.storage->storageBytesPerSecond >= 4096)
+            else if (st.storage && !st.async && readsFromStorage(*st.storage))
                 snap.bottleneckReason += "; copying rows out of the mapping on the fused batch's tasks, " +
                                          std::to_string(int(100 * st.storage->waitShare + 0.5)) + "% of it waiting for storage";
             else if (st.storage && !st.async)

@@ -43,6 +43,12 @@ nlohmann::json StorageSnapshot::toJson() const
             {"pages_per_row", pagesPerRow}};
 }
 
+bool readsFromStorage(const StorageSnapshot &s)
+{
+    // A page per hundred rows: less is the odd page the cache had dropped, not a storage-bound read.
+    return s.pagesPerRow >= 0.01;
+}
+
 std::string storageBottleneckReason(const StageSnapshot &stage)
 {
     // Waiting off the CPU for most of its reading time: the storage limits this stage, and more
@@ -51,7 +57,7 @@ std::string storageBottleneckReason(const StageSnapshot &stage)
         return {};
     // Time off the CPU with nothing read from storage is not a storage wait (another process
     // took the CPU): no storage verdict without pages brought in.
-    if (stage.storage->majorFaults == 0 && stage.storage->pagesReadAhead == 0 && stage.storage->storageBytesPerSecond < 4096)
+    if (!readsFromStorage(*stage.storage))
         return {};
     const StorageSnapshot &s = *stage.storage;
     char text[512];

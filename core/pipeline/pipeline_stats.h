@@ -54,6 +54,8 @@ struct StageSnapshot
     std::optional<StorageSnapshot> storage; // mapped sources
 };
 
+// Whether the source's rows come from storage rather than the page cache (pages read per row).
+bool readsFromStorage(const StorageSnapshot &s);
 // The bottleneck's reason when its time goes to waiting for storage: the read rate, the wait
 // share, readahead amplification and what would help. Empty when storage is not what limits it.
 std::string storageBottleneckReason(const StageSnapshot &stage);

@@ -24,7 +24,8 @@ struct StorageStats
     std::atomic<int> readers{0};                // tasks reading its rows at once (the fused batch's)
     std::atomic<std::uint64_t> rowsRead{0};     // rows copied out of the mappings
     std::atomic<std::int64_t> readNs{0};        // wall time of those copies
-    std::atomic<std::int64_t> waitNs{0};        // of which off the CPU: waiting for pages from storage
+    std::atomic<std::int64_t> timedReadNs{0};   // of which measured with the CPU clock (pass_storage.h samples)
+    std::atomic<std::int64_t> waitNs{0};        // of those, off the CPU: waiting for pages from storage
     std::atomic<std::uint64_t> majorFaults{0};  // pages the copies had to wait for, not read ahead
     std::atomic<std::uint64_t> pagesReadAhead{0}; // pages found missing and requested ahead
     std::atomic<bool> readAhead{false};           // rows are requested ahead (the data comes from storage)
