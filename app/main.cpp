@@ -51,6 +51,7 @@ void printUsage()
                "  sluice bench read FILE [options]            batch-gather throughput against memcpy\n"
                "  sluice bench pipeline FILE [options]        the classic pipeline's samples/s and per-element overhead\n"
                "  sluice bench train [options]                MLP training samples/s, CPU or GPU\n"
+               "  sluice bench storage FILE [options]         the device's random read rate, remembered for profiles\n"
                "  sluice --version                            version, commit, features built in and GPUs found\n"
                "  sluice --help                               this text\n"
                "\n"

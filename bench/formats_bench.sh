@@ -23,7 +23,8 @@
 # (num_parallel_calls AUTOTUNE, --threads T), numpy_loadtxt, pandas_c, pandas_pyarrow,
 # pyarrow_csv, polars, tfdata_csvdataset, tfdata_decode_csv. tfrecord and tfrecord_gzip:
 # sluice_no_interleave, sluice_interleave (cycle_length T, no num_parallel_calls),
-# sluice_interleave_autotune (num_parallel_calls AUTOTUNE), tfdata_sequential (no interleave),
+# sluice_interleave_autotune (num_parallel_calls AUTOTUNE), sluice_interleave_one_thread (the same
+# on --threads 1), tfdata_sequential (no interleave),
 # tfdata_interleave.
 set -euo pipefail
 
@@ -36,7 +37,7 @@ out=$root/bench/results/formats-$(date +%Y%m%d).jsonl
 while [[ $# -gt 0 ]]; do
     case $1 in
         --clean) clean=1; shift; continue ;;
-        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     esac
     [[ $# -ge 2 ]] || { echo "formats_bench.sh: $1 needs a value" >&2; exit 2; }
     case $1 in
@@ -146,6 +147,8 @@ for fmt in tfrecord tfrecord_gzip; do
     project "$fmt.sluice_no_interleave" from_tfrecord "$src"
     project "$fmt.sluice_interleave" from_tfrecord "$src" "{\"cycle_length\": $threads}"
     project "$fmt.sluice_interleave_autotune" from_tfrecord "$src" "{\"cycle_length\": $threads, \"num_parallel_calls\": \"AUTOTUNE\"}"
+    # The same pipeline on one thread: what the parallel decoding is measured against.
+    cp "$data/$fmt.sluice_interleave_autotune.sluice" "$data/$fmt.sluice_interleave_one_thread.sluice"
 done
 
 # The jobs, "format tool threads": each run makes one pass of every job, in this order.
@@ -155,7 +158,7 @@ jobs=(
     "csv polars $threads" "csv tfdata_csvdataset $threads" "csv tfdata_decode_csv $threads"
 )
 for fmt in tfrecord tfrecord_gzip; do
-    jobs+=("$fmt sluice_no_interleave $threads" "$fmt sluice_interleave $threads"
+    jobs+=("$fmt sluice_interleave_one_thread 1" "$fmt sluice_no_interleave $threads" "$fmt sluice_interleave $threads"
            "$fmt sluice_interleave_autotune $threads" "$fmt tfdata_sequential $threads" "$fmt tfdata_interleave $threads")
 done
 selected() { # FORMAT TOOL: in --only (everything without it)?

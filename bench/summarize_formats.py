@@ -26,6 +26,7 @@ WHAT = {
     "sluice_no_interleave": "**Sluice** from_tfrecord → batch → prefetch (files one after another)",
     "sluice_interleave": "**Sluice** from_tfrecord → interleave (no num_parallel_calls) → batch → prefetch",
     "sluice_interleave_autotune": "**Sluice** from_tfrecord → interleave num_parallel_calls AUTOTUNE → batch → prefetch",
+    "sluice_interleave_one_thread": "**Sluice** the same, --threads 1",
     "tfdata_interleave": "tf.data interleave(TFRecordDataset, AUTOTUNE) → batch → map(parse_example, AUTOTUNE) → prefetch",
     "tfdata_sequential": "tf.data TFRecordDataset(files) → batch → map(parse_example, AUTOTUNE) → prefetch (no interleave)",
 }
@@ -94,6 +95,9 @@ def main():
             best_tf = max(tf_csv, key=lambda t: med("csv", t))
             ratio(f"Sluice parallel CSV / tf.data CSV ({best_tf}, the faster tf.data form)",
                   ("csv", "sluice_autotune"), ("csv", best_tf))
+    for fmt, name in (("tfrecord_gzip", "GZIP"), ("tfrecord", "plain")):
+        ratio(f"Sluice {name} interleave num_parallel_calls AUTOTUNE, --threads T / the same on --threads 1",
+              (fmt, "sluice_interleave_autotune"), (fmt, "sluice_interleave_one_thread"))
     ratio("Sluice GZIP interleave num_parallel_calls AUTOTUNE / Sluice GZIP interleave without num_parallel_calls",
           ("tfrecord_gzip", "sluice_interleave_autotune"), ("tfrecord_gzip", "sluice_interleave"))
     ratio("Sluice plain interleave AUTOTUNE / without num_parallel_calls",

@@ -192,6 +192,30 @@ private Q_SLOTS:
         QCOMPARE(s["checksum"], h["checksum"]);
     }
 
+    // bench storage measures the device under a file around the page cache and remembers it for
+    // the profiles; a file system without O_DIRECT (tmpfs) is refused with the reason.
+    void benchStorageMeasuresAndRemembers()
+    {
+        QTemporaryDir dir;
+        const QString records = dir.filePath("records/storage.json");
+        qputenv("SLUICE_STORAGE_RECORDS", records.toUtf8()); // the child inherits it: never the user's records
+        QCOMPARE(runSluice({"gen", "regression", "--out", dir.path(), "--rows", "20000", "--feature", "x:64"}).exitCode, 0);
+        const auto r = runSluice({"bench", "storage", dir.filePath("x.npy"), "--seconds", "0.2", "--queue-depth", "4", "--json"});
+        const auto where = runSluice({"bench", "storage", "--records"});
+        qunsetenv("SLUICE_STORAGE_RECORDS");
+        QCOMPARE(where.exitCode, 0);
+        QCOMPARE(where.out.trimmed(), records);
+        if (r.exitCode == 2 && r.err.contains("O_DIRECT"))
+            return; // files in memory: nothing to measure, and it says so
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const auto j = jsonLines(r.out).at(0);
+        QVERIFY(j["random_read_iops"].get<double>() > 0);
+        QCOMPARE(j["queue_depth"], 4);
+        QCOMPARE(j["saved_to"].get<std::string>(), records.toStdString());
+        const auto saved = nlohmann::json::parse(sluice::test::readFile(records.toStdString()));
+        QCOMPARE(saved.at(j["device_id"].get<std::string>()).at("random_read_iops"), j["random_read_iops"]);
+    }
+
     void badArgumentsExitWithTwo_data()
     {
         QTest::addColumn<QStringList>("args");
@@ -205,6 +229,10 @@ private Q_SLOTS:
         QTest::newRow("bench missing file") << QStringList{"bench", "read", "nope.npy"} << "sluice: nope.npy: no such file";
         QTest::newRow("bench no rows") << QStringList{"bench", "read", fx("scalar_f8.npy")} << "no rows to read";
         QTest::newRow("bench what") << QStringList{"bench", "write", "x"} << "usage: sluice bench read FILE";
+        QTest::newRow("bench storage missing") << QStringList{"bench", "storage", "nope.bin"} << "sluice: nope.bin:";
+        QTest::newRow("bench storage small") << QStringList{"bench", "storage", fx("float32_le.npy"), "--seconds", "0.1"} << "float32_le.npy";
+        QTest::newRow("bench storage depth") << QStringList{"bench", "storage", fx("float32_le.npy"), "--queue-depth", "0"} << "sluice: --queue-depth:";
+        QTest::newRow("bench storage what") << QStringList{"bench", "storage"} << "usage: sluice bench storage FILE";
         QTest::newRow("gen kind") << QStringList{"gen", "clustering", "--out", "x", "--rows", "5"} << "KIND must be";
         QTest::newRow("gen rows") << QStringList{"gen", "regression", "--out", "x", "--rows", "many"} << "sluice: --rows:";
         QTest::newRow("gen size") << QStringList{"gen", "regression", "--out", "x", "--size", "lots"} << "sluice: --size:";

@@ -35,7 +35,7 @@ private Q_SLOTS:
     {
         const auto r = runSluice({"--help"});
         QCOMPARE(r.exitCode, 0);
-        for (const char *command : {"inspect", "gen", "run", "preview", "ops", "bench read", "bench pipeline", "bench train"})
+        for (const char *command : {"inspect", "gen", "run", "preview", "ops", "bench read", "bench pipeline", "bench train", "bench storage"})
             QVERIFY2(listedCommands().contains(command), command);
         QVERIFY(r.out.contains("Examples:"));
     }

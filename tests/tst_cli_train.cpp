@@ -8,12 +8,14 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QProcess>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
 
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -204,6 +206,42 @@ private Q_SLOTS:
 
     // --profile on a training project iterates its input pipeline alone: stats and the
     // bottleneck, no training step.
+    // bench train --run on the user's files in the larger-than-RAM mode: the files dropped from the
+    // page cache, the pipeline timed alone, then one epoch of training, and their ratio.
+    void benchTrainRunsColdOnTheUsersData()
+    {
+        QTemporaryDir dir;
+        QCOMPARE(runSluice({"gen", "regression", "--out", dir.path(), "--rows", "4000", "--feature", "x:8", "--target", "y:1"}).exitCode, 0);
+        const auto r = runSluice({"bench", "train", "--run", "--cold", "--data", dir.path(), "--widths", "8,16,1", "--loss", "mse",
+                                  "--batch", "50", "--steps", "40", "--threads", "2", "--json"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const auto j = jsonLines(r.out).at(0);
+        QCOMPARE(j["mode"].get<std::string>(), std::string("run"));
+        QCOMPARE(j["cold"].get<bool>(), true);
+        QCOMPARE(j["steps"].get<int>(), 40);
+        QCOMPARE(j["epoch_rows"].get<int>(), 2000);
+        QCOMPARE(j["data"].get<std::string>(), QFileInfo(dir.path()).absoluteFilePath().toStdString());
+        QVERIFY(j["samples_per_s"].get<double>() > 0);
+        QVERIFY(j["pipeline_samples_per_s"].get<double>() > 0);
+        QCOMPARE(j["of_pipeline"].get<double>(), j["samples_per_s"].get<double>() / j["pipeline_samples_per_s"].get<double>());
+        QVERIFY(std::isfinite(j["last_loss"].get<double>()));
+
+        // Files that do not fit the MLP, or hold less than an epoch, are refused before anything runs.
+        const auto narrow = runSluice({"bench", "train", "--run", "--data", dir.path(), "--widths", "4,1", "--loss", "mse"});
+        QCOMPARE(narrow.exitCode, 2);
+        QVERIFY2(narrow.err.contains("x.npy has shape (4000, 8), the MLP's input width is 4"), qPrintable(narrow.err));
+        const auto few = runSluice({"bench", "train", "--run", "--data", dir.path(), "--widths", "8,1", "--loss", "mse", "--batch", "100",
+                                    "--steps", "41"});
+        QCOMPARE(few.exitCode, 2);
+        QVERIFY2(few.err.contains("fewer than --batch x --steps (4100)"), qPrintable(few.err));
+        const auto noRun = runSluice({"bench", "train", "--cold"});
+        QCOMPARE(noRun.exitCode, 2);
+        QVERIFY2(noRun.err.contains("--cold: only applies with --run"), qPrintable(noRun.err));
+        const auto noFolder = runSluice({"bench", "train", "--run", "--data", dir.filePath("x.npy")});
+        QCOMPARE(noFolder.exitCode, 2);
+        QVERIFY2(noFolder.err.contains("is not a folder"), qPrintable(noFolder.err));
+    }
+
     void profileRunsTheInputPipelineAlone()
     {
         auto r = runSluice({"run", m_project, "--profile", "--epochs", "2", "--json"});

@@ -5,6 +5,7 @@
 #include "io/mapped_file.h"
 #include "io/npz_writer.h"
 #include "io/page_cache.h"
+#include "io/storage_probe.h"
 #include "support/pipeline_test_support.h"
 
 #include <QTemporaryDir>
@@ -128,7 +129,11 @@ const pipeline::StageSnapshot *stage(const pipeline::PipelineSnapshot &s, const 
 class TestPassStorage : public QObject
 {
     Q_OBJECT
+    QTemporaryDir m_records; // the device measurements profiles look up: never the user's own
+
 private Q_SLOTS:
+    void initTestCase() { qputenv("SLUICE_STORAGE_RECORDS", m_records.filePath("storage.json").toUtf8()); }
+
     void adviceReachesTheMapping_data()
     {
         QTest::addColumn<QString>("pipelineJson");
@@ -344,6 +349,11 @@ private Q_SLOTS:
         QVERIFY(evicted.ok());
         if (*evicted > 0.5)
             QSKIP("this file system keeps files in memory: no storage to wait for");
+        // The device was measured (`sluice bench storage`): the profile compares with its rate.
+        StorageMeasurement measured;
+        measured.device = *storageDeviceOf(path);
+        measured.randomReadIops = 1e6;
+        QVERIFY(rememberStorage(measured).ok());
         pipeline::PipelineOptions options;
         options.threads = 2;
         options.residentBudgetBytes = 8 << 20; // the file counts as larger than RAM
@@ -371,9 +381,12 @@ private Q_SLOTS:
         QVERIFY(stage(snap, "src")->utilisation > stage(snap, "batch")->utilisation);
         QVERIFY2(!contains(snap.bottleneckReason, "num_parallel_calls would help"), why.c_str());
         QVERIFY2(!contains(snap.bottleneckReason, "CPU budget"), why.c_str());
+        QCOMPARE(src->storage->deviceIops, 1e6);
+        QCOMPARE(src->storage->device, measured.device.name);
         if (src->storage->waitShare >= 0.5) {
             QVERIFY2(contains(snap.bottleneckReason, "waits for storage"), why.c_str());
             QVERIFY2(contains(snap.bottleneckReason, "pages read per row"), why.c_str());
+            QVERIFY2(contains(snap.bottleneckReason, "of the 1000000 random reads/s " + measured.device.name + " can do"), why.c_str());
         } else {
             QVERIFY2(contains(snap.bottleneckReason, "waiting for storage"), why.c_str());
         }
@@ -385,17 +398,24 @@ private Q_SLOTS:
     {
         QTest::addColumn<double>("waitShare");
         QTest::addColumn<int>("pagesIn");
+        QTest::addColumn<double>("deviceIops"); // as `sluice bench storage` measured it (0: never)
         QTest::addColumn<bool>("storageBound");
-        QTest::newRow("waits, pages read") << 0.8 << 5000 << true;
-        QTest::newRow("mostly copying") << 0.3 << 5000 << false;
-        QTest::newRow("off the CPU, nothing read (CPU taken by others)") << 0.9 << 0 << false;
+        QTest::addColumn<QString>("advice");
+        // 5000 pages in 10 s: 500 reads/s.
+        QTest::newRow("waits, pages read, device not measured") << 0.8 << 5000 << 0.0 << true << "measure it with sluice bench storage";
+        QTest::newRow("waits at the device's limit") << 0.8 << 5000 << 550.0 << true << "91% of the 550 random reads/s";
+        QTest::newRow("waits, the device has headroom") << 0.8 << 5000 << 50000.0 << true << "the device has headroom";
+        QTest::newRow("mostly copying") << 0.3 << 5000 << 0.0 << false << "";
+        QTest::newRow("off the CPU, nothing read (CPU taken by others)") << 0.9 << 0 << 550.0 << false << "";
     }
 
     void storageVerdictRule()
     {
         QFETCH(double, waitShare);
         QFETCH(int, pagesIn);
+        QFETCH(double, deviceIops);
         QFETCH(bool, storageBound);
+        QFETCH(QString, advice);
         pipeline::StageSnapshot st;
         st.id = "src";
         st.op = "from_npy";
@@ -407,6 +427,8 @@ private Q_SLOTS:
         s.pagesReadAhead = std::uint64_t(pagesIn);
         s.storageBytesPerSecond = pagesIn * 4096.0 / 10;
         s.pagesPerRow = pagesIn ? 1.25 : 0.001; // one odd page per thousand rows is no storage read
+        s.device = "vdz";
+        s.deviceIops = deviceIops;
         st.storage = s;
         const std::string reason = pipeline::storageBottleneckReason(st);
         QCOMPARE(!reason.empty(), storageBound);
@@ -415,6 +437,8 @@ private Q_SLOTS:
             QVERIFY2(contains(reason, "1.25 pages read per row"), reason.c_str());
             QVERIFY2(contains(reason, "more threads will not help"), reason.c_str());
             QVERIFY2(contains(reason, "cache"), reason.c_str());
+            QVERIFY2(contains(reason, advice.toStdString()), reason.c_str());
+            QCOMPARE(contains(reason, "the device is at its limit"), deviceIops > 0 && deviceIops < 600);
         }
     }
 

@@ -3,6 +3,7 @@
 // sources over numpy-, TensorFlow- and hand-written files.
 #include "support/pipeline_test_support.h"
 #include "support/test_support.h"
+#include "support/tfrecord_writer.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -243,6 +244,124 @@ private Q_SLOTS:
             const Pass p = runPass(chain({src, op("i", "interleave", params)}), "value", d);
             QVERIFY2(p.ok(), p.error.c_str());
             QCOMPARE(p.firstValues(), expected);
+        }
+    }
+
+    // interleave over TFRecord files hands on chunks of decoded records (and decodes them ahead in
+    // parallel): the same rows in the same order as the element-wise interleave over the same
+    // values in .npy files, for rows, for batches cut from the chunks, plain and GZIP, with files
+    // spanning several chunks, one of a few rows and an empty one.
+    void interleaveOverTfRecordChunksKeepsOrder()
+    {
+        QTemporaryDir dir;
+        const std::string d = dir.path().toStdString();
+        const std::vector<int> rowsPerFile{5000, 3, 0, 2600};
+        const auto valueOf = [](std::size_t file, int row) { return std::int64_t(file) * 100000 + row; };
+        std::vector<std::string> tfrecords, gzips, npys;
+        for (std::size_t f = 0; f < rowsPerFile.size(); ++f) {
+            std::string bytes;
+            std::vector<std::int64_t> ys;
+            for (int i = 0; i < rowsPerFile[f]; ++i) {
+                const std::int64_t y = valueOf(f, i);
+                ys.push_back(y);
+                bytes += frameRecord(serializeExample({{"x", {float(y), float(-y), 0.5f, float(2 * y)}, {}, {}},
+                                                       {"y", {}, {y}, {}},
+                                                       {"s", {}, {}, {"r" + std::to_string(y), "t"}}}));
+            }
+            const std::string name = "part-" + std::to_string(f);
+            writeFile(d + "/" + name + ".tfrecord", bytes);
+            writeFile(d + "/" + name + ".tfrecord.gz", gzipped(bytes));
+            writeNpy<std::int64_t>(d + "/" + name + ".npy", ys);
+            tfrecords.push_back(name + ".tfrecord");
+            gzips.push_back(name + ".tfrecord.gz");
+            npys.push_back(name + ".npy");
+        }
+        const json features{{"x", {{"dtype", "float32"}, {"shape", {4}}}}, {"y", {{"dtype", "int64"}}}, {"s", {{"dtype", "string"}, {"shape", {2}}}}};
+        pipeline::PipelineOptions options;
+        options.threads = 2;
+        for (const auto &[cycle, block] : {std::pair{2, 1}, std::pair{3, 4}, std::pair{1, 1}, std::pair{5, 3000}}) {
+            json params{{"cycle_length", cycle}, {"block_length", block}};
+            const Pass reference = runPass(chain({op("src", "from_npy", {{"features", {{"value", npys}}}}), op("i", "interleave", params)}), "value", d, options);
+            QVERIFY2(reference.ok(), reference.error.c_str());
+            QCOMPARE(reference.size(), std::size_t(7603));
+            const std::vector<std::int64_t> order = reference.firstValues();
+            for (const bool gzip : {false, true}) {
+                json source{{"filenames", gzip ? gzips : tfrecords}, {"features", features}};
+                if (gzip)
+                    source["compression_type"] = "GZIP";
+                for (const json &parallel : {json(nullptr), json(2), json("AUTOTUNE")}) {
+                    json p = params;
+                    if (!parallel.is_null())
+                        p["num_parallel_calls"] = parallel;
+                    const std::string label = "cycle " + std::to_string(cycle) + " block " + std::to_string(block) + (gzip ? " GZIP" : "") +
+                                              " parallel " + parallel.dump();
+                    const Pass rows = runPass(chain({op("src", "from_tfrecord", source), op("i", "interleave", p)}), "y", d, options);
+                    QVERIFY2(rows.ok(), (label + ": " + rows.error).c_str());
+                    QVERIFY2(rows.firstValues() == order, label.c_str());
+                    const Pass batches = runPass(chain({op("src", "from_tfrecord", source), op("i", "interleave", p),
+                                                        op("b", "batch", {{"batch_size", 777}})}), "y", d, options);
+                    QVERIFY2(batches.ok(), (label + ": " + batches.error).c_str());
+                    QCOMPARE(batches.batchSizes().front(), std::int64_t(777));
+                    QCOMPARE(batches.batchSizes().back(), std::int64_t(7603 % 777));
+                    std::vector<std::int64_t> ys;
+                    for (double v : batches.flat())
+                        ys.push_back(std::int64_t(v));
+                    QVERIFY2(ys == order, label.c_str());
+                    // The other columns travel with their rows (features in name order: s, x, y).
+                    const pipeline::Element &last = batches.elements.back();
+                    const std::size_t n = std::size_t(last.tensors[2].shape()[0]);
+                    const std::int64_t y = order[7603 - n]; // the last batch's first row
+                    QCOMPARE(last.tensors[0].shape(), (pipeline::Shape{std::int64_t(n), 2}));
+                    QCOMPARE(last.tensors[0].stringValues().size(), 2 * n);
+                    QCOMPARE(last.tensors[0].stringValues().at(0), "r" + std::to_string(y));
+                    QCOMPARE(last.tensors[0].stringValues().at(1), std::string("t"));
+                    QCOMPARE(last.tensors[0].stringValues().back(), std::string("t"));
+                    QCOMPARE(last.tensors[1].shape(), (pipeline::Shape{std::int64_t(n), 4}));
+                    QCOMPARE(last.tensors[1].as<float>()[3], float(2 * y));
+                }
+            }
+        }
+    }
+
+    // A damaged record in the middle of a file: the chunked interleave delivers every row before
+    // it in the interleaved order, then the error naming the file and the record.
+    void interleaveOverTfRecordChunksStopsAtADamagedRecord()
+    {
+        QTemporaryDir dir;
+        const std::string d = dir.path().toStdString();
+        for (int f = 0; f < 2; ++f) {
+            std::string bytes;
+            for (int i = 0; i < 4000; ++i) {
+                std::string record = frameRecord(serializeExample({{"y", {}, {f * 100000 + i}, {}}}));
+                if (f == 1 && i == 3000)
+                    record[record.size() - 1] ^= 0x5a; // its data CRC
+                bytes += record;
+            }
+            writeFile(d + "/part-" + std::to_string(f) + ".tfrecord", bytes);
+        }
+        std::vector<std::int64_t> before; // cycle 2, block 1: f0 row i, f1 row i, … up to f1's row 3000
+        for (int i = 0; i < 3000; ++i)
+            before.insert(before.end(), {i, 100000 + i});
+        before.push_back(3000);
+        const json source{{"filenames", "part-*.tfrecord"}, {"features", {{"y", {{"dtype", "int64"}}}}}};
+        pipeline::PipelineOptions options;
+        options.threads = 2;
+        for (const json &parallel : {json(nullptr), json("AUTOTUNE")}) {
+            json params{{"cycle_length", 2}};
+            if (!parallel.is_null())
+                params["num_parallel_calls"] = parallel;
+            const Pass rows = runPass(chain({op("src", "from_tfrecord", source), op("i", "interleave", params)}), "y", d, options);
+            QVERIFY(!rows.ok());
+            QVERIFY2(contains(rows.error, "part-1.tfrecord: record 3000") && contains(rows.error, "CRC"), rows.error.c_str());
+            QVERIFY(rows.firstValues() == before);
+            const Pass batches = runPass(chain({op("src", "from_tfrecord", source), op("i", "interleave", params),
+                                                op("b", "batch", {{"batch_size", 1000}})}), "y", d, options);
+            QCOMPARE(batches.error, rows.error);
+            QCOMPARE(batches.batchSizes(), (std::vector<std::int64_t>{1000, 1000, 1000, 1000, 1000, 1000}));
+            std::vector<std::int64_t> ys;
+            for (double v : batches.flat())
+                ys.push_back(std::int64_t(v));
+            QVERIFY(ys == std::vector<std::int64_t>(before.begin(), before.begin() + 6000));
         }
     }
 

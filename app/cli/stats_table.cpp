@@ -35,9 +35,12 @@ std::string storageLine(const pipeline::StorageSnapshot &s)
         line += s.readAhead ? format(", read-ahead %s rows (budget %s rows, %s)", count(double(s.readAheadRows)).c_str(),
                                      count(double(s.readAheadLimitRows)).c_str(), humanBytes(s.readAheadLimitBytes).c_str())
                             : std::string(", no read-ahead (in the page cache)");
-    line += format(", resident budget %s, %s released\n", humanBytes(s.residentBudgetBytes).c_str(),
+    line += format(", resident budget %s, %s released", humanBytes(s.residentBudgetBytes).c_str(),
                    s.releases == 1 ? "1 time" : (std::to_string(s.releases) + " times").c_str());
-    return line;
+    if (s.deviceIops > 0) // what the device can do, as `sluice bench storage` measured it
+        line += format(", %s: %s random reads/s measured (%.0f%% in use)", s.device.c_str(), count(s.deviceIops).c_str(),
+                       100 * s.storageBytesPerSecond / 4096 / s.deviceIops);
+    return line + "\n";
 }
 
 } // namespace

@@ -34,7 +34,8 @@ int benchRead(const QStringList &arguments)
     parser.setApplicationDescription(
         "Gathers batches of rows from a memory-mapped .npy into a batch buffer, in file order or a fresh\n"
         "random order per pass, and reports samples/s and bytes/s against single-thread memcpy bandwidth\n"
-        "measured in the same run. The other benchmarks: 'sluice bench pipeline --help', 'sluice bench train --help'.\n\n"
+        "measured in the same run. The other benchmarks: 'sluice bench pipeline --help', 'sluice bench train --help',\n"
+        "'sluice bench storage --help'.\n\n"
         "Examples:\n"
         "  sluice bench read data/x.npy --order shuffled --batch 256 --threads 2 --seconds 10 --json\n"
         "  sluice bench read data/x.npy --passes 1 --seed 3 --verify\n"
@@ -151,6 +152,8 @@ int bench(const QStringList &arguments)
             return benchPipeline(arguments);
         if (a == "train")
             return benchTrain(arguments);
+        if (a == "storage")
+            return benchStorage(arguments);
         break;
     }
     return benchRead(arguments);

@@ -5,8 +5,11 @@
 // path (pipeline included) on the same model and device.
 #include "commands/bench_train.h"
 
+#include "io/npy_file.h"
 #include "io/npy_writer.h"
+#include "io/page_cache.h"
 #include "pipeline/element.h"
+#include "pipeline/pipeline.h"
 #include "project/project.h"
 #include "telemetry/cpu_info.h"
 #include "train/batch_slicer.h"
@@ -387,39 +390,106 @@ Result<TrainBenchResult> benchTrainingStep(const TrainBenchOptions &o)
     return o.gpuDevices.empty() ? timeCpuSteps(o, *setup) : timeGpuSteps(o, *setup);
 }
 
+namespace {
+
+// x.npy and y.npy of batch x steps generated rows in `folder`.
+Status writeRunData(const TrainBenchOptions &o, const std::string &xPath, const std::string &yPath)
+{
+    auto xw = NpyWriter::create(xPath, TypeDescr{DType::Float32, nativeByteOrder()}, {std::uint64_t(o.widths.front())});
+    if (!xw)
+        return xw.error();
+    const bool ce = isCrossEntropy(o);
+    auto yw = ce ? NpyWriter::create(yPath, TypeDescr{DType::Int64, nativeByteOrder()}, {})
+                 : NpyWriter::create(yPath, TypeDescr{DType::Float32, nativeByteOrder()}, {std::uint64_t(o.widths.back())});
+    if (!yw)
+        return yw.error();
+    std::vector<float> x, y;
+    for (std::int64_t b = 0; b < o.steps; ++b) {
+        fillBatch(o, std::uint64_t(b), x, y);
+        if (auto s = xw->appendRows(std::span<const float>(x)); !s.ok())
+            return s.error();
+        Status s = Status::success();
+        if (ce) {
+            std::vector<std::int64_t> labels(y.begin(), y.end());
+            s = yw->appendRows(std::span<const std::int64_t>(labels));
+        } else {
+            s = yw->appendRows(std::span<const float>(y));
+        }
+        if (!s.ok())
+            return s.error();
+    }
+    for (auto *w : {&*xw, &*yw})
+        if (auto s = w->finish(); !s.ok())
+            return s.error();
+    return Status::success();
+}
+
+// The user's x.npy / y.npy must fit the MLP and hold at least one epoch of `steps` batches.
+Status checkRunData(const TrainBenchOptions &o, const std::string &xPath, const std::string &yPath)
+{
+    auto x = openNpy(xPath);
+    if (!x)
+        return Error::invalid("--data", x.error().message());
+    auto y = openNpy(yPath);
+    if (!y)
+        return Error::invalid("--data", y.error().message());
+    const auto &xs = x->shape();
+    if (xs.size() != 2 || std::int64_t(xs[1]) != o.widths.front())
+        return Error::invalid("--data", xPath + " has shape " + pipeline::shapeText({xs.begin(), xs.end()}) + ", the MLP's input width is " +
+                                            std::to_string(o.widths.front()) + " (--widths)");
+    if (y->shape().empty() || y->shape()[0] != xs[0])
+        return Error::invalid("--data", yPath + " does not have the " + std::to_string(xs[0]) + " rows of x.npy");
+    if (std::int64_t(xs[0]) < o.batch * o.steps)
+        return Error::invalid("--data", xPath + " has " + std::to_string(xs[0]) + " rows, fewer than --batch x --steps (" +
+                                            std::to_string(o.batch * o.steps) + ")");
+    return Status::success();
+}
+
+// Drops both files from the page cache; the fraction of their pages left cached.
+Result<double> evictRunData(const std::string &xPath, const std::string &yPath)
+{
+    double left = 0;
+    for (const auto &path : {xPath, yPath}) {
+        auto f = evictFromPageCache(path);
+        if (!f)
+            return f.error();
+        left = std::max(left, *f);
+    }
+    return left;
+}
+
+// The project's pipeline alone for `steps` batches: samples/s.
+Result<double> timePipelineAlone(const Project &project, int threads, std::int64_t steps)
+{
+    pipeline::PipelineOptions options;
+    options.threads = threads;
+    auto p = pipeline::Pipeline::build(project, options);
+    if (!p)
+        return p.error();
+    const auto t0 = std::chrono::steady_clock::now();
+    std::uint64_t samples = 0;
+    for (std::int64_t i = 0; i < steps; ++i) {
+        auto e = (*p)->next();
+        if (!e)
+            return e.error();
+        if (!*e)
+            break;
+        samples += std::uint64_t((**e).tensors.front().shape().front());
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return double(samples) / std::max(seconds, 1e-9);
+}
+
+} // namespace
+
 Result<TrainBenchResult> benchTrainingRun(const TrainBenchOptions &o, const std::string &folder)
 {
-    // The data: batch x steps rows, so that an epoch is `steps` steps.
+    // The data: batch x steps rows, so that an epoch is `steps` steps, or the user's files.
+    const std::string dir = o.dataDir.empty() ? folder : o.dataDir;
+    const std::string xPath = dir + "/x.npy", yPath = dir + "/y.npy";
+    if (auto s = o.dataDir.empty() ? writeRunData(o, xPath, yPath) : checkRunData(o, xPath, yPath); !s.ok())
+        return s.error();
     const std::int64_t rows = o.batch * o.steps;
-    const std::string xPath = folder + "/x.npy", yPath = folder + "/y.npy";
-    {
-        auto xw = NpyWriter::create(xPath, TypeDescr{DType::Float32, nativeByteOrder()}, {std::uint64_t(o.widths.front())});
-        if (!xw)
-            return xw.error();
-        const bool ce = isCrossEntropy(o);
-        auto yw = ce ? NpyWriter::create(yPath, TypeDescr{DType::Int64, nativeByteOrder()}, {})
-                     : NpyWriter::create(yPath, TypeDescr{DType::Float32, nativeByteOrder()}, {std::uint64_t(o.widths.back())});
-        if (!yw)
-            return yw.error();
-        std::vector<float> x, y;
-        for (std::int64_t b = 0; b < o.steps; ++b) {
-            fillBatch(o, std::uint64_t(b), x, y);
-            if (auto s = xw->appendRows(std::span<const float>(x)); !s.ok())
-                return s.error();
-            Status s = Status::success();
-            if (ce) {
-                std::vector<std::int64_t> labels(y.begin(), y.end());
-                s = yw->appendRows(std::span<const std::int64_t>(labels));
-            } else {
-                s = yw->appendRows(std::span<const float>(y));
-            }
-            if (!s.ok())
-                return s.error();
-        }
-        for (auto *w : {&*xw, &*yw})
-            if (auto s = w->finish(); !s.ok())
-                return s.error();
-    }
 
     const int threads = o.threads > 0 ? o.threads : defaultThreadCount();
     nlohmann::json doc{{"format", "sluice-project"}, {"version", 1}, {"name", "bench-train"}};
@@ -431,7 +501,8 @@ Result<TrainBenchResult> benchTrainingRun(const TrainBenchOptions &o, const std:
     using Json = nlohmann::json;
     doc["pipeline"]["edges"] = Json::array({Json::array({"src", "shuffle"}), Json::array({"shuffle", "batch"}), Json::array({"batch", "prefetch"})});
     doc["model"] = mlpModelJson(o);
-    doc["training"] = {{"epochs", 2},
+    doc["training"] = {{"epochs", o.cold ? 1 : 2},
+                       {"steps_per_epoch", o.steps},
                        {"seed", o.seed},
                        {"optimizer", optimizerJson(o)},
                        {"threads", threads},
@@ -451,6 +522,20 @@ Result<TrainBenchResult> benchTrainingRun(const TrainBenchOptions &o, const std:
     auto config = train::parseTrainingConfig(*project);
     if (!config)
         return config.error();
+    double pipelineSamplesPerSecond = 0, cachedAfterEviction = -1;
+    if (o.cold) { // the pipeline alone first, from a cold page cache, then the training from one
+        auto left = evictRunData(xPath, yPath);
+        if (!left)
+            return left.error();
+        auto alone = timePipelineAlone(*project, threads, o.steps);
+        if (!alone)
+            return alone.error();
+        pipelineSamplesPerSecond = *alone;
+        left = evictRunData(xPath, yPath);
+        if (!left)
+            return left.error();
+        cachedAfterEviction = *left;
+    }
     std::vector<nlohmann::json> epochs;
     std::string deviceName = "cpu", notice;
     train::TrainerOptions options; // events at their usual rates, as `sluice run` gets them
@@ -469,8 +554,9 @@ Result<TrainBenchResult> benchTrainingRun(const TrainBenchOptions &o, const std:
     const auto outcome = (*trainer)->run();
     if (outcome.status != train::RunStatus::Ok)
         return outcome.error ? *outcome.error : Error::invalid("bench train", "the run did not finish");
-    if (epochs.size() != 2)
-        return Error::invalid("bench train", "expected two epochs, got " + std::to_string(epochs.size()));
+    const std::size_t timed = o.cold ? 0 : 1; // the epoch measured
+    if (epochs.size() != timed + 1)
+        return Error::invalid("bench train", "expected " + std::to_string(timed + 1) + " epoch(s), got " + std::to_string(epochs.size()));
     if (!o.gpuDevices.empty() && deviceName == "cpu")
         return Error::invalid("--device", "the Trainer ran on the CPU, not on " + o.device + (notice.empty() ? std::string() : ": " + notice));
 
@@ -481,15 +567,23 @@ Result<TrainBenchResult> benchTrainingRun(const TrainBenchOptions &o, const std:
     result.replicas = o.gpuDevices.empty() ? o.replicas : int(o.gpuDevices.size());
     result.parameters = parameterTotal((*trainer)->model());
     result.steps = o.steps;
-    result.warmup = o.steps; // the first epoch
-    result.seconds = epochs[1].value("seconds", 0.0);
-    result.samplesPerSecond = epochs[1].value("samples_per_s", 0.0);
+    result.warmup = o.cold ? 0 : o.steps; // the first epoch
+    result.seconds = epochs[timed].value("seconds", 0.0);
+    result.samplesPerSecond = epochs[timed].value("samples_per_s", 0.0);
     result.stepMsMean = result.seconds * 1000.0 / double(o.steps);
     result.stepMsMedian = result.stepMsMean; // per-step times are not reported by the Trainer
     result.firstLoss = epochs[0].value("loss", 0.0); // mean losses of the two epochs
-    result.lastLoss = epochs[1].value("loss", 0.0);
+    result.lastLoss = epochs[timed].value("loss", 0.0);
     result.tflops = 6.0 * double(denseWeightCount(o)) * result.samplesPerSecond / 1e12;
     result.extra["epoch_rows"] = rows;
+    if (!o.dataDir.empty())
+        result.extra["data"] = o.dataDir;
+    if (o.cold) {
+        result.extra["cold"] = true;
+        result.extra["cached_after_eviction"] = cachedAfterEviction;
+        result.extra["pipeline_samples_per_s"] = pipelineSamplesPerSecond;
+        result.extra["of_pipeline"] = pipelineSamplesPerSecond > 0 ? result.samplesPerSecond / pipelineSamplesPerSecond : 0.0;
+    }
     return result;
 }
 

@@ -34,6 +34,13 @@ struct TrainBenchOptions
     // Filled by resolveBenchDevices: the GPU of each replica ("cuda": one per GPU; "cuda:N":
     // `replicas` logical replicas on GPU N, as `sluice run --device`); empty: the CPU backend.
     std::vector<int> gpuDevices;
+    // --run only. dataDir: train on DIR/x.npy and DIR/y.npy (e.g. written by `sluice gen
+    // regression --feature x:W --target y:K`, larger than RAM) instead of generated files; an
+    // epoch is then `steps` batches of them. cold: the larger-than-RAM mode: the files are
+    // dropped from the page cache before each measurement, the pipeline is first timed alone for
+    // `steps` batches, then one epoch of training, so the two can be compared.
+    std::string dataDir;
+    bool cold = false;
 };
 
 struct TrainBenchResult
@@ -78,8 +85,10 @@ nlohmann::json mlpModelJson(const TrainBenchOptions &options);
 Result<TrainBenchResult> benchTrainingStep(const TrainBenchOptions &options);
 
 // The whole `sluice run` path on the same model: .npy files of batch x steps rows written to
-// `folder`, a project from_npy -> global_shuffle -> batch -> prefetch, the Trainer for two
-// epochs; the first is the warm-up, the second is timed (its epoch_end event). With GPUs the
+// `folder` (or options.dataDir's), a project from_npy -> global_shuffle -> batch -> prefetch,
+// the Trainer for two epochs of `steps` batches; the first is the warm-up, the second is timed
+// (its epoch_end event). options.cold: the pipeline alone, then one epoch, each from a cold
+// page cache (extra: pipeline_samples_per_s, of_pipeline, cached_after_eviction). With GPUs the
 // project's training.devices and training.precision name them; a Trainer that fell back to the
 // CPU is an error.
 Result<TrainBenchResult> benchTrainingRun(const TrainBenchOptions &options, const std::string &folder);

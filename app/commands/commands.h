@@ -14,6 +14,8 @@ int run(const QStringList &arguments);
 int benchPipeline(const QStringList &arguments);
 // `sluice bench train` (bench_train_command.cpp); bench() dispatches to it.
 int benchTrain(const QStringList &arguments);
+// `sluice bench storage` (bench_storage_command.cpp); bench() dispatches to it.
+int benchStorage(const QStringList &arguments);
 int preview(const QStringList &arguments);
 int ops(const QStringList &arguments);
 

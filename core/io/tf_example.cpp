@@ -168,80 +168,98 @@ const char *exampleKindName(ExampleFeature::Kind kind)
     return "?";
 }
 
-Result<Example> parseExample(std::span<const std::byte> record, const std::string &what)
+std::string visitExample(std::span<const std::byte> record, const ExampleVisitor &visit)
 {
-    auto damaged = [&](const std::string &why) { return Error::corrupt(what, "not a valid tf.train.Example: " + why); };
-    Example out;
     Wire example(record);
     int field, type;
     bool bad;
     while (example.key(field, type, bad)) {
         if (field != 1 || type != LengthDelimited) {
             if (!example.skip(type))
-                return damaged("unreadable field " + std::to_string(field));
+                return "unreadable field " + std::to_string(field);
             continue;
         }
         std::span<const std::byte> features;
         if (!example.bytes(features))
-            return damaged("'features' runs past the record");
+            return "'features' runs past the record";
         Wire map(features);
         while (map.key(field, type, bad)) {
             std::span<const std::byte> entry;
             if (field != 1 || type != LengthDelimited) {
                 if (!map.skip(type))
-                    return damaged("unreadable field in 'features'");
+                    return "unreadable field in 'features'";
                 continue;
             }
             if (!map.bytes(entry))
-                return damaged("a feature entry runs past the record");
-            std::string name;
+                return "a feature entry runs past the record";
+            std::string_view name;
             std::span<const std::byte> feature;
-            bool haveFeature = false;
             Wire e(entry);
             while (e.key(field, type, bad)) {
                 std::span<const std::byte> s;
                 if (type != LengthDelimited) {
                     if (!e.skip(type))
-                        return damaged("unreadable feature entry");
+                        return "unreadable feature entry";
                     continue;
                 }
                 if (!e.bytes(s))
-                    return damaged("a feature entry is truncated");
+                    return "a feature entry is truncated";
                 if (field == 1)
-                    name.assign(reinterpret_cast<const char *>(s.data()), s.size());
-                else if (field == 2) {
+                    name = {reinterpret_cast<const char *>(s.data()), s.size()};
+                else if (field == 2)
                     feature = s;
-                    haveFeature = true;
-                }
             }
             if (bad)
-                return damaged("a feature entry is damaged");
-            ExampleFeature f;
-            if (haveFeature) {
-                Wire fw(feature);
-                while (fw.key(field, type, bad)) {
-                    std::span<const std::byte> list;
-                    if (type != LengthDelimited || field < 1 || field > 3) {
-                        if (!fw.skip(type))
-                            return damaged("feature '" + name + "' is damaged");
-                        continue;
-                    }
-                    if (!fw.bytes(list))
-                        return damaged("feature '" + name + "' is truncated");
-                    f.kind = field == 1 ? ExampleFeature::Kind::Bytes : field == 2 ? ExampleFeature::Kind::Float : ExampleFeature::Kind::Int64;
-                    if (!parseList(list, f))
-                        return damaged("feature '" + name + "' has a damaged value list");
-                }
-                if (bad)
-                    return damaged("feature '" + name + "' is damaged");
-            }
-            out[name] = std::move(f);
+                return "a feature entry is damaged";
+            visit(name, feature);
         }
         if (bad)
-            return damaged("'features' is damaged");
+            return "'features' is damaged";
     }
     if (bad)
-        return damaged("damaged field key");
+        return "damaged field key";
+    return {};
+}
+
+bool decodeExampleFeature(std::span<const std::byte> feature, ExampleFeature &out)
+{
+    out.kind = ExampleFeature::Kind::Empty;
+    out.floats.clear();
+    out.ints.clear();
+    out.bytes.clear();
+    Wire fw(feature);
+    int field, type;
+    bool bad;
+    while (fw.key(field, type, bad)) {
+        std::span<const std::byte> list;
+        if (type != LengthDelimited || field < 1 || field > 3) {
+            if (!fw.skip(type))
+                return false;
+            continue;
+        }
+        if (!fw.bytes(list))
+            return false;
+        out.kind = field == 1 ? ExampleFeature::Kind::Bytes : field == 2 ? ExampleFeature::Kind::Float : ExampleFeature::Kind::Int64;
+        if (!parseList(list, out))
+            return false;
+    }
+    return !bad;
+}
+
+Result<Example> parseExample(std::span<const std::byte> record, const std::string &what)
+{
+    auto damaged = [&](const std::string &why) { return Error::corrupt(what, "not a valid tf.train.Example: " + why); };
+    Example out;
+    std::string badFeature;
+    const std::string why = visitExample(record, [&](std::string_view name, std::span<const std::byte> feature) {
+        ExampleFeature &f = out[std::string(name)];
+        if (!decodeExampleFeature(feature, f) && badFeature.empty())
+            badFeature = std::string(name);
+    });
+    if (!why.empty())
+        return damaged(why);
+    if (!badFeature.empty())
+        return damaged("feature '" + badFeature + "' is damaged");
     return out;
 }
 

@@ -12,9 +12,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sluice {
@@ -37,5 +39,15 @@ using Example = std::map<std::string, ExampleFeature>;
 
 // Decodes one serialized tf.train.Example. `what` names the record in messages.
 Result<Example> parseExample(std::span<const std::byte> record, const std::string &what);
+
+// The streaming form behind parseExample, for decoders that must not allocate per record:
+// calls `visit(name, feature)` for every feature entry in record order, `feature` being the
+// entry's serialized Feature (a later entry of the same name replaces an earlier one, as for a
+// protobuf map). On damage, returns why (without the record's name); empty when the record is
+// whole. `what` is only built by the caller when this fails.
+using ExampleVisitor = std::function<void(std::string_view name, std::span<const std::byte> feature)>;
+std::string visitExample(std::span<const std::byte> record, const ExampleVisitor &visit);
+// Decodes a serialized Feature into `out`, reusing its vectors' storage; false when damaged.
+bool decodeExampleFeature(std::span<const std::byte> feature, ExampleFeature &out);
 
 } // namespace sluice

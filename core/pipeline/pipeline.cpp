@@ -200,6 +200,8 @@ StorageSnapshot storageSnapshot(const StageStats &s, double elapsed, std::uint64
     const double share = allRowsRead ? double(st.rowsRead) / double(allRowsRead) : 0;
     st.storageBytesPerSecond = elapsed > 0 ? double(storageRead) * share / elapsed : 0;
     st.pagesPerRow = st.rowsRead ? double(storageRead) * share / 4096.0 / double(st.rowsRead) : 0;
+    st.device = s.storageDevice;
+    st.deviceIops = s.storageDeviceIops;
     return st;
 }
 

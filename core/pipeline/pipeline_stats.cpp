@@ -40,7 +40,9 @@ nlohmann::json StorageSnapshot::toJson() const
             {"resident_budget_bytes", residentBudgetBytes},
             {"mapped_bytes", mappedBytes},
             {"storage_bytes_per_s", storageBytesPerSecond},
-            {"pages_per_row", pagesPerRow}};
+            {"pages_per_row", pagesPerRow},
+            {"device", device},
+            {"device_random_read_iops", deviceIops}};
 }
 
 bool readsFromStorage(const StorageSnapshot &s)
@@ -60,13 +62,33 @@ std::string storageBottleneckReason(const StageSnapshot &stage)
     if (!readsFromStorage(*stage.storage))
         return {};
     const StorageSnapshot &s = *stage.storage;
-    char text[512];
+    const double readsPerSecond = s.storageBytesPerSecond / 4096;
+    // Against the device's measured limit, the advice differs: at the limit only less reading or
+    // faster storage helps; below it, more reads in flight do.
+    std::string device;
+    std::string advice = "cache the data if it fits (cache), read ahead further (prefetch), read more files at once (interleave), "
+                         "or use faster storage";
+    if (s.deviceIops > 0) {
+        const double share = readsPerSecond / s.deviceIops;
+        char text[256];
+        std::snprintf(text, sizeof text, "; %.0f%% of the %.0f random reads/s %s can do (measured by sluice bench storage)", 100 * share,
+                      s.deviceIops, s.device.c_str());
+        device = text;
+        if (share >= 0.8)
+            advice = "the device is at its limit: cache the data if it fits (cache), store it in the order it is read "
+                     "(shuffle a buffer instead of the whole file), or use faster storage";
+        else
+            advice = "the device has headroom: keep more reads in flight (prefetch, more files at once with interleave), or cache "
+                     "the data if it fits (cache)";
+    } else {
+        device = "; the device's limit is not known (measure it with sluice bench storage FILE)";
+    }
+    char text[1024];
     std::snprintf(text, sizeof text,
-                  "%s waits for storage: %.0f%% of its reading time waiting for pages, %.1f MB/s (%.0f reads/s) from storage, "
-                  "%.2f pages read per row (%s access%s); more threads will not help: cache the data if it fits (cache), "
-                  "read ahead further (prefetch), read more files at once (interleave), or use faster storage",
-                  stage.op.c_str(), 100 * s.waitShare, s.storageBytesPerSecond / 1e6, s.storageBytesPerSecond / 4096, s.pagesPerRow,
-                  s.access.c_str(), s.readAhead ? ", rows requested ahead" : "");
+                  "%s waits for storage: %.0f%% of its reading time waiting for pages, %.1f MB/s (%.0f reads/s) from storage%s, "
+                  "%.2f pages read per row (%s access%s); more threads will not help: %s",
+                  stage.op.c_str(), 100 * s.waitShare, s.storageBytesPerSecond / 1e6, readsPerSecond, device.c_str(), s.pagesPerRow,
+                  s.access.c_str(), s.readAhead ? ", rows requested ahead" : "", advice.c_str());
     return text;
 }
 

@@ -33,6 +33,9 @@ struct StorageSnapshot
     // 4 KiB pages read per row read (readahead amplification; 0.25 for 1 KiB rows read in order).
     double storageBytesPerSecond = 0;
     double pagesPerRow = 0;
+    // The device's random 4 KiB read rate as `sluice bench storage` measured it (0: unknown).
+    std::string device;
+    double deviceIops = 0;
 
     nlohmann::json toJson() const;
 };

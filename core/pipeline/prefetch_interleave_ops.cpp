@@ -3,6 +3,7 @@
 // open ones running ahead on the arena when num_parallel_calls is set (as tf.data interleave).
 #include "pipeline/async_stage.h"
 #include "pipeline/build_context.h"
+#include "pipeline/interleave_chunks.h"
 #include "pipeline/op_registry.h"
 
 namespace sluice::pipeline {
@@ -108,25 +109,40 @@ private:
     int m_block = 0, m_open = 0;
 };
 
-class InterleaveDataset final : public Dataset
+class InterleaveDataset final : public Dataset, public ChunkedRows
 {
 public:
     InterleaveDataset(StageStats *stats, std::vector<DatasetPtr> files, int cycleLength, int blockLength, bool parallel)
         : Dataset(files.front()->spec(), stats), m_files(std::move(files)), m_cycleLength(cycleLength), m_blockLength(blockLength),
-          m_parallel(parallel)
+          m_parallel(parallel), m_chunked(m_files.front()->chunkedRows() != nullptr)
     {
+    }
+
+    // Over sources that decode chunks of rows, the interleave hands chunks on too.
+    const ChunkedRows *chunkedRows() const override { return m_chunked ? this : nullptr; }
+    std::unique_ptr<Iterator> makeChunkIterator(const IteratorContext &context) const override
+    {
+        return measureChunks(chunks(context), stats());
     }
 
 protected:
     std::unique_ptr<Iterator> makeRawIterator(const IteratorContext &context) const override
     {
+        if (m_chunked)
+            return rowsOfChunks(chunks(context), spec());
         return std::make_unique<InterleaveIterator>(m_files, context, m_cycleLength, m_blockLength, m_parallel);
     }
 
 private:
+    std::unique_ptr<Iterator> chunks(const IteratorContext &context) const
+    {
+        return interleaveChunks(m_files, context, spec(), ChunkInterleaveOptions{m_cycleLength, m_blockLength, m_parallel},
+                                m_files.front()->stats());
+    }
+
     std::vector<DatasetPtr> m_files;
     int m_cycleLength, m_blockLength;
-    bool m_parallel;
+    bool m_parallel, m_chunked;
 };
 
 std::shared_ptr<Dataset> buildInterleave(BuildContext &context, Params &params, const Inputs &inputs)

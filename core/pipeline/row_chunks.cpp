@@ -1,5 +1,6 @@
 #include "pipeline/row_chunks.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace sluice::pipeline {
@@ -26,13 +27,161 @@ void copyChunkRows(const Element &chunk, std::size_t feature, std::uint64_t begi
                    std::vector<std::string> *strings)
 {
     const Tensor &column = chunk.tensors.at(feature);
+    const std::uint64_t rows = std::max<std::uint64_t>(1, chunkRows(chunk));
     if (column.isString()) {
         const auto &values = column.stringValues();
-        strings->insert(strings->end(), values.begin() + std::ptrdiff_t(begin), values.begin() + std::ptrdiff_t(end));
+        const std::size_t perRow = values.size() / rows; // a string feature of shape (k,) holds k per row
+        strings->insert(strings->end(), values.begin() + std::ptrdiff_t(begin * perRow), values.begin() + std::ptrdiff_t(end * perRow));
         return;
     }
-    const std::size_t rowBytes = column.nbytes() / std::max<std::size_t>(1, std::size_t(chunkRows(chunk)));
-    std::memcpy(out, column.data() + begin * rowBytes, (end - begin) * rowBytes);
+    const std::size_t rowBytes = column.nbytes() / rows;
+    if (end > begin)
+        std::memcpy(out, column.data() + begin * rowBytes, (end - begin) * rowBytes);
+}
+
+ChunkBuilder::ChunkBuilder(const ElementSpec &rowSpec, std::uint64_t capacityRows)
+    : m_spec(rowSpec), m_capacity(std::max<std::uint64_t>(1, capacityRows)), m_columns(rowSpec.features.size()),
+      m_strings(rowSpec.features.size())
+{
+    for (const FeatureSpec &f : rowSpec.features)
+        m_rowBytes.push_back(f.type.isString ? 0 : std::size_t(elementCount(f.shape) * itemSize(f.type.dtype)));
+}
+
+std::byte *ChunkBuilder::rowData(std::size_t feature, std::uint64_t row)
+{
+    Tensor &column = m_columns[feature];
+    if (!column.data()) {
+        Shape shape = m_spec.features[feature].shape;
+        shape.insert(shape.begin(), std::int64_t(m_capacity));
+        column = Tensor::allocate(m_spec.features[feature].type.dtype, std::move(shape));
+    }
+    return column.mutableData() + row * m_rowBytes[feature];
+}
+
+void ChunkBuilder::append(const Element &chunk, std::uint64_t begin, std::uint64_t end)
+{
+    for (std::size_t f = 0; f < m_spec.features.size(); ++f) {
+        const bool isString = m_spec.features[f].type.isString;
+        copyChunkRows(chunk, f, begin, end, isString ? nullptr : rowData(f, m_rows), &m_strings[f]);
+    }
+    m_rows += end - begin;
+}
+
+Element ChunkBuilder::take()
+{
+    Element chunk;
+    for (std::size_t f = 0; f < m_spec.features.size(); ++f) {
+        const FeatureSpec &spec = m_spec.features[f];
+        Shape shape = spec.shape;
+        shape.insert(shape.begin(), std::int64_t(m_rows));
+        if (spec.type.isString) {
+            chunk.tensors.push_back(Tensor::strings(std::move(shape), std::move(m_strings[f])));
+            m_strings[f] = {};
+            continue;
+        }
+        Tensor &column = m_columns[f];
+        if (!column.data()) {
+            chunk.tensors.push_back(Tensor::allocate(spec.type.dtype, std::move(shape)));
+        } else if (m_rows == m_capacity) {
+            chunk.tensors.push_back(std::move(column));
+        } else { // a short chunk (end of the data, an error, a Pending input): its rows, viewed
+            auto owner = std::make_shared<Tensor>(std::move(column));
+            const std::span<const std::byte> bytes{owner->data(), std::size_t(m_rows * m_rowBytes[f])};
+            chunk.tensors.push_back(Tensor::view(spec.type.dtype, std::move(shape), SharedBytes{owner, bytes}));
+        }
+        column = Tensor{};
+    }
+    m_rows = 0;
+    return chunk;
+}
+
+std::uint64_t rowsPerChunk(const ElementSpec &rowSpec)
+{
+    std::uint64_t rowBytes = 0;
+    for (const FeatureSpec &f : rowSpec.features) // strings: counted at 32 bytes each
+        rowBytes += elementCount(f.shape) * (f.type.isString ? 32 : itemSize(f.type.dtype));
+    return std::clamp<std::uint64_t>((256u << 10) / std::max<std::uint64_t>(1, rowBytes), 64, 8192);
+}
+
+namespace {
+
+class RowsOfChunks final : public Iterator
+{
+public:
+    RowsOfChunks(std::unique_ptr<Iterator> chunks, const ElementSpec &rowSpec) : m_chunks(std::move(chunks)), m_spec(rowSpec) {}
+    Result<Poll> next(Element &out) override
+    {
+        while (m_row >= m_rows) {
+            if (auto error = chunkError(m_chunk, m_spec.features.size())) {
+                m_chunk = {}; // the error is returned once; the pass ends with it
+                m_ended = true;
+                return *error;
+            }
+            if (m_ended)
+                return Poll::End;
+            auto r = m_chunks->next(m_chunk);
+            if (!r.ok() || *r != Poll::Ready)
+                return r;
+            m_row = 0;
+            m_rows = chunkRows(m_chunk);
+        }
+        out.tensors.clear();
+        for (std::size_t f = 0; f < m_spec.features.size(); ++f) {
+            const FeatureSpec &spec = m_spec.features[f];
+            const Tensor &column = m_chunk.tensors[f];
+            if (column.isString()) {
+                const auto &values = column.stringValues();
+                const std::size_t perRow = values.size() / m_rows;
+                out.tensors.push_back(Tensor::strings(spec.shape, {values.begin() + std::ptrdiff_t(m_row * perRow),
+                                                                   values.begin() + std::ptrdiff_t((m_row + 1) * perRow)}));
+                continue;
+            }
+            Tensor t = Tensor::allocate(column.dtype(), spec.shape);
+            const std::size_t rowBytes = std::size_t(t.nbytes());
+            std::memcpy(t.mutableData(), column.data() + m_row * rowBytes, rowBytes);
+            out.tensors.push_back(std::move(t));
+        }
+        ++m_row;
+        return Poll::Ready;
+    }
+
+private:
+    std::unique_ptr<Iterator> m_chunks;
+    const ElementSpec &m_spec;
+    Element m_chunk;
+    std::uint64_t m_row = 0, m_rows = 0;
+    bool m_ended = false;
+};
+
+class MeasuredChunks final : public Iterator
+{
+public:
+    MeasuredChunks(std::unique_ptr<Iterator> chunks, StageStats *stats) : m_chunks(std::move(chunks)), m_stats(stats) {}
+    Result<Poll> next(Element &out) override
+    {
+        const std::int64_t t0 = nowNs();
+        auto r = m_chunks->next(out);
+        m_stats->add(m_stats->inclusiveNs, nowNs() - t0);
+        return r;
+    }
+
+private:
+    std::unique_ptr<Iterator> m_chunks;
+    StageStats *m_stats;
+};
+
+} // namespace
+
+std::unique_ptr<Iterator> rowsOfChunks(std::unique_ptr<Iterator> chunks, const ElementSpec &rowSpec)
+{
+    return std::make_unique<RowsOfChunks>(std::move(chunks), rowSpec);
+}
+
+std::unique_ptr<Iterator> measureChunks(std::unique_ptr<Iterator> chunks, StageStats *stats)
+{
+    if (!stats)
+        return chunks;
+    return std::make_unique<MeasuredChunks>(std::move(chunks), stats);
 }
 
 } // namespace sluice::pipeline

@@ -8,6 +8,7 @@
 #include "io/npy_file.h"
 #include "io/npz_file.h"
 #include "io/row_gather.h"
+#include "io/storage_probe.h"
 
 #include <algorithm>
 #include <cstring>
@@ -198,6 +199,18 @@ std::shared_ptr<Dataset> makeArrayDataset(BuildContext &context, Params &params,
     StageStats *stats = context.statsFor(params.node());
     stats->readsMappedRows = true;
     stats->storage.residentBudgetBytes.store(context.residentBudget());
+    if (!first.parts.empty()) {
+        // An .npz member's name is "archive.npz:member"; the device is the archive's.
+        const std::string &name = first.parts.front().name();
+        const std::size_t colon = name.rfind(':');
+        auto known = knownStorage(name);
+        if (!known && colon != std::string::npos)
+            known = knownStorage(name.substr(0, colon));
+        if (known) {
+            stats->storageDevice = known->device.name;
+            stats->storageDeviceIops = known->randomReadIops;
+        }
+    }
     return std::make_shared<ArrayDataset>(std::move(spec), stats, std::move(rows));
 }
 

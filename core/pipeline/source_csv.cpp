@@ -230,45 +230,6 @@ Result<Element> parseChunk(const std::vector<std::string> &files, const CsvConfi
     return chunk;
 }
 
-// Rows of parsed chunks, one scalar element per row.
-class CsvRowsOfChunks final : public Iterator
-{
-public:
-    CsvRowsOfChunks(std::unique_ptr<Iterator> chunks, const CsvConfig &config) : m_chunks(std::move(chunks)), m_config(config) {}
-    Result<Poll> next(Element &out) override
-    {
-        while (m_row >= m_rows) {
-            if (auto error = chunkError(m_chunk, m_config.columns.size()))
-                return *error;
-            auto r = m_chunks->next(m_chunk);
-            if (!r.ok() || *r != Poll::Ready)
-                return r;
-            m_row = 0;
-            m_rows = chunkRows(m_chunk);
-        }
-        out.tensors.clear();
-        for (std::size_t i = 0; i < m_config.columns.size(); ++i) {
-            const Tensor &column = m_chunk.tensors[i];
-            if (column.isString()) {
-                out.tensors.push_back(Tensor::strings({}, {column.stringValues()[m_row]}));
-                continue;
-            }
-            const std::size_t width = itemSize(column.dtype());
-            Tensor t = Tensor::allocate(column.dtype(), {});
-            std::memcpy(t.mutableData(), column.data() + m_row * width, width);
-            out.tensors.push_back(std::move(t));
-        }
-        ++m_row;
-        return Poll::Ready;
-    }
-
-private:
-    std::unique_ptr<Iterator> m_chunks;
-    const CsvConfig &m_config;
-    Element m_chunk;
-    std::uint64_t m_row = 0, m_rows = 0;
-};
-
 class CsvDataset final : public Dataset, public ChunkedRows
 {
 public:
@@ -297,7 +258,7 @@ protected:
     {
         if (m_parallelism <= 1)
             return std::make_unique<CsvIterator>(m_files, m_config);
-        return std::make_unique<CsvRowsOfChunks>(makeChunkIterator(context), m_config);
+        return rowsOfChunks(makeChunkIterator(context), spec());
     }
 
 private:

@@ -1,128 +1,81 @@
 // from_tfrecord: tf.train.Example records of one or more TFRecord files (plain or GZIP, every
 // record's CRCs verified), decoded into the FixedLenFeatures the project declares, as
-// tf.io.parse_single_example with a FixedLenFeature spec would.
+// tf.io.parse_example with a FixedLenFeature spec would. Records are decoded in chunks of rows
+// (row_chunks.h): batch cuts its batches from them, interleave runs whole chunks ahead on the
+// arena, other consumers get one element per record.
 #include "pipeline/source_files.h"
 
-#include "io/tf_example.h"
 #include "io/tfrecord_reader.h"
+#include "pipeline/example_columns.h"
 
 namespace sluice::pipeline {
 namespace {
 
-struct FixedLenFeature
-{
-    std::string name;
-    ValueType type;
-    Shape shape;
-    std::optional<nlohmann::json> defaultValue;
-};
-
-class TfRecordIterator final : public Iterator
+// Chunks of decoded records, the files read one after another. A damaged record ends the pass:
+// the rows before it are delivered in a chunk that carries the error.
+class TfRecordChunks final : public Iterator
 {
 public:
-    TfRecordIterator(std::vector<std::string> files, TfRecordReader::Compression compression, const std::vector<FixedLenFeature> &features)
-        : m_files(std::move(files)), m_compression(compression), m_features(features)
+    TfRecordChunks(const std::vector<std::string> &files, TfRecordReader::Compression compression,
+                   const std::vector<FixedLenFeature> &features, const ElementSpec &spec)
+        : m_files(files), m_compression(compression), m_columns(features, spec, rowsPerChunk(spec))
     {
     }
 
     Result<Poll> next(Element &out) override
     {
+        if (m_ended)
+            return Poll::End;
         for (;;) {
             if (!m_reader) {
-                if (m_file >= m_files.size())
-                    return Poll::End;
+                if (m_file >= m_files.size()) {
+                    m_ended = true;
+                    if (m_columns.rows() == 0)
+                        return Poll::End;
+                    out = m_columns.take();
+                    return Poll::Ready;
+                }
                 auto reader = TfRecordReader::open(m_files[m_file++], m_compression, true);
                 if (!reader.ok())
-                    return reader.error();
+                    return endWith(reader.error(), out);
                 m_reader.emplace(std::move(reader).value());
             }
             auto record = m_reader->next();
             if (!record.ok())
-                return record.error();
+                return endWith(record.error(), out);
             if (!*record) {
                 m_reader.reset();
                 continue;
             }
-            const std::string what = m_reader->path() + ": record " + std::to_string(m_reader->recordsRead() - 1);
-            auto example = parseExample(**record, what);
-            if (!example.ok())
-                return example.error();
-            out.tensors.clear();
-            for (const auto &f : m_features) {
-                auto tensor = decode(f, *example, what);
-                if (!tensor.ok())
-                    return tensor.error();
-                out.tensors.push_back(std::move(tensor).value());
+            const auto what = [this] { return m_reader->path() + ": record " + std::to_string(m_reader->recordsRead() - 1); };
+            if (auto status = m_columns.add(**record, what); !status.ok())
+                return endWith(status.error(), out);
+            if (m_columns.full()) {
+                out = m_columns.take();
+                return Poll::Ready;
             }
-            return Poll::Ready;
         }
     }
 
 private:
-    static Result<Tensor> decode(const FixedLenFeature &f, const Example &example, const std::string &what)
+    Poll endWith(const Error &error, Element &out)
     {
-        const std::uint64_t want = elementCount(f.shape);
-        const auto it = example.find(f.name);
-        if (it == example.end() || it->second.size() == 0) {
-            if (!f.defaultValue)
-                return Error::corrupt(what, "feature \"" + f.name + "\" is missing and has no default_value");
-            return fromDefault(f, what);
-        }
-        const ExampleFeature &v = it->second;
-        const auto kind = f.type.isString ? ExampleFeature::Kind::Bytes
-                          : f.type.dtype == DType::Int64 ? ExampleFeature::Kind::Int64 : ExampleFeature::Kind::Float;
-        if (v.kind != kind)
-            return Error::corrupt(what, "feature \"" + f.name + "\" holds " + exampleKindName(v.kind) + " values, the spec says " +
-                                            f.type.name());
-        if (v.size() != want)
-            return Error::corrupt(what, "feature \"" + f.name + "\" has " + std::to_string(v.size()) + " values, its shape " +
-                                            shapeText(f.shape) + " needs " + std::to_string(want));
-        if (f.type.isString) {
-            std::vector<std::string> values;
-            for (auto b : v.bytes)
-                values.emplace_back(reinterpret_cast<const char *>(b.data()), b.size());
-            return Tensor::strings(f.shape, std::move(values));
-        }
-        Tensor t = Tensor::allocate(f.type.dtype, f.shape);
-        if (kind == ExampleFeature::Kind::Int64)
-            std::copy(v.ints.begin(), v.ints.end(), t.mutableAs<std::int64_t>());
-        else
-            std::copy(v.floats.begin(), v.floats.end(), t.mutableAs<float>());
-        return t;
+        out = m_columns.take();
+        attachChunkError(out, error);
+        m_ended = true;
+        m_reader.reset();
+        return Poll::Ready;
     }
 
-    static Result<Tensor> fromDefault(const FixedLenFeature &f, const std::string &what)
-    {
-        const std::uint64_t n = elementCount(f.shape);
-        const nlohmann::json &d = *f.defaultValue;
-        auto valueAt = [&](std::uint64_t i) -> const nlohmann::json & { return d.is_array() ? d[i] : d; };
-        if (d.is_array() && d.size() != n)
-            return Error::invalid(what, "default_value of \"" + f.name + "\" has " + std::to_string(d.size()) + " values, needs " +
-                                            std::to_string(n));
-        if (f.type.isString) {
-            std::vector<std::string> values;
-            for (std::uint64_t i = 0; i < n; ++i)
-                values.push_back(valueAt(i).get<std::string>());
-            return Tensor::strings(f.shape, std::move(values));
-        }
-        Tensor t = Tensor::allocate(f.type.dtype, f.shape);
-        for (std::uint64_t i = 0; i < n; ++i) {
-            if (f.type.dtype == DType::Int64)
-                t.mutableAs<std::int64_t>()[i] = valueAt(i).get<std::int64_t>();
-            else
-                t.mutableAs<float>()[i] = valueAt(i).get<float>();
-        }
-        return t;
-    }
-
-    std::vector<std::string> m_files;
+    const std::vector<std::string> &m_files;
     std::size_t m_file = 0;
     TfRecordReader::Compression m_compression;
-    const std::vector<FixedLenFeature> &m_features;
+    ExampleColumns m_columns;
     std::optional<TfRecordReader> m_reader;
+    bool m_ended = false;
 };
 
-class TfRecordDataset final : public Dataset
+class TfRecordDataset final : public Dataset, public ChunkedRows
 {
 public:
     TfRecordDataset(ElementSpec spec, StageStats *stats, std::vector<std::string> files, TfRecordReader::Compression compression,
@@ -131,17 +84,44 @@ public:
     {
     }
 
-protected:
-    std::unique_ptr<Iterator> makeRawIterator(const IteratorContext &) const override
+    const ChunkedRows *chunkedRows() const override { return this; }
+    std::unique_ptr<Iterator> makeChunkIterator(const IteratorContext &) const override
     {
-        return std::make_unique<TfRecordIterator>(m_files, m_compression, m_features);
+        return measureChunks(chunks(), stats());
     }
 
+protected:
+    std::unique_ptr<Iterator> makeRawIterator(const IteratorContext &) const override { return rowsOfChunks(chunks(), spec()); }
+
 private:
+    // The dataset outlives its iterators (the pipeline keeps it), so they may refer to its members.
+    std::unique_ptr<Iterator> chunks() const { return std::make_unique<TfRecordChunks>(m_files, m_compression, m_features, spec()); }
+
     std::vector<std::string> m_files;
     TfRecordReader::Compression m_compression;
     std::vector<FixedLenFeature> m_features;
 };
+
+// One row of a feature's default_value (checked against the feature's type and size).
+Tensor defaultRow(const FixedLenFeature &f, const nlohmann::json &d)
+{
+    const std::uint64_t n = elementCount(f.shape);
+    auto valueAt = [&](std::uint64_t i) -> const nlohmann::json & { return d.is_array() ? d[i] : d; };
+    if (f.type.isString) {
+        std::vector<std::string> values;
+        for (std::uint64_t i = 0; i < n; ++i)
+            values.push_back(valueAt(i).get<std::string>());
+        return Tensor::strings(f.shape, std::move(values));
+    }
+    Tensor t = Tensor::allocate(f.type.dtype, f.shape);
+    for (std::uint64_t i = 0; i < n; ++i) {
+        if (f.type.dtype == DType::Int64)
+            t.mutableAs<std::int64_t>()[i] = valueAt(i).get<std::int64_t>();
+        else
+            t.mutableAs<float>()[i] = valueAt(i).get<float>();
+    }
+    return t;
+}
 
 std::shared_ptr<Dataset> buildFromTfRecord(BuildContext &context, Params &params, const Inputs &)
 {
@@ -186,7 +166,7 @@ std::shared_ptr<Dataset> buildFromTfRecord(BuildContext &context, Params &params
             if (!ok)
                 params.fail(param + ".default_value", "must be a " + feature.type.name() + " value or a list of " +
                                                           std::to_string(elementCount(feature.shape)));
-            feature.defaultValue = d;
+            feature.defaultValue = defaultRow(feature, d);
         }
         for (const auto &key : f.items())
             if (key.key() != "dtype" && key.key() != "shape" && key.key() != "default_value")

@@ -62,6 +62,10 @@ struct StageStats
     std::atomic<std::uint64_t> fillSamples{0};
     std::atomic<std::uint64_t> fillSum{0}; // in 1/1000ths
     bool readsMappedRows = false; // a source whose rows are read from file mappings
+    // Set at build time for mapped sources whose device `sluice bench storage` measured
+    // (storage_probe.h): its name and random 4 KiB reads per second.
+    std::string storageDevice;
+    double storageDeviceIops = 0;
     StorageStats storage;
 
     void add(std::atomic<std::int64_t> &counter, std::int64_t ns) { counter.fetch_add(ns, std::memory_order_relaxed); }
