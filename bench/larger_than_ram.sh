@@ -12,7 +12,7 @@
 #                 removed after a complete run unless --keep; files found there are kept
 #   --threads N   sluice's threads, the numpy peers' threads, DataLoader workers (default: nproc)
 #   --only LIST   comma-separated tools to run: sluice_pipeline, sluice_read, numpy,
-#                 numpy_random, torch_batched, fio, sluice_pipeline_seq, sluice_read_seq
+#                 numpy_random, torch_batched, fio, sluice_storage, sluice_pipeline_seq, sluice_read_seq
 #   --out FILE    default bench/results/larger-than-ram-<yyyymmdd>.jsonl
 # env:   SLUICE         sluice binary (default: build/bin/sluice under the repo root)
 #        SLUICE_PYTHON  python with numpy and torch (default: the first of python3,
@@ -52,7 +52,7 @@ for v in seconds runs batch threads; do
 done
 
 # The tools, in the order each run goes through them.
-all_tools=(sluice_pipeline sluice_read numpy numpy_random torch_batched fio sluice_pipeline_seq sluice_read_seq)
+all_tools=(sluice_pipeline sluice_read numpy numpy_random torch_batched fio sluice_storage sluice_pipeline_seq sluice_read_seq)
 declare -A wanted=()
 if [[ -z $only ]]; then
     for t in "${all_tools[@]}"; do wanted[$t]=1; done
@@ -208,9 +208,17 @@ for ((run = 1; run <= runs; run++)); do
         done
     fi
     if want fio; then
-        # QD32: what the disk gives with requests to spare; QD1: one synchronous read at a time.
-        for qd in 32 1; do
+        # QD64: where the disk stops gaining; QD32: the yardstick of the goals; QD1: one
+        # synchronous read at a time.
+        for qd in 64 32 1; do
             run_tool "$run" fio fio 1 "queue depth $qd" fio "${fio_args[@]}" --iodepth=$qd
+        done
+    fi
+    if want sluice_storage; then
+        # Sluice's own measure of the same limit (what profiles compare with): it should agree with fio.
+        for qd in 64 32 1; do
+            run_tool "$run" sluice_storage sluice_storage 1 "queue depth $qd" \
+                "$sluice" bench storage "$x" --seconds "$seconds" --queue-depth $qd --no-save --json
         done
     fi
     if want sluice_pipeline_seq; then

@@ -12,7 +12,7 @@
 
 usage: larger_than_ram_helper.py evict FILE...
        larger_than_ram_helper.py machine NPY --batch B --threads T --seconds S --runs N
-       larger_than_ram_helper.py record --kind sluice_run|sluice_read|fio|peer --tool NAME
+       larger_than_ram_helper.py record --kind sluice_run|sluice_read|fio|sluice_storage|peer --tool NAME
                                         --run I --batch B --threads T --npy NPY
                                         --rss-file F [--cached-kib K] < RAW
 """
@@ -139,6 +139,12 @@ def cmd_record(args):
         rec.update(rows_per_s=job["read"]["iops"] / ppr, iops=job["read"]["iops"], pages_per_row=ppr,
                    iodepth=int(job["job options"]["iodepth"]), seconds=job["read"]["runtime"] / 1000,
                    mean_latency_us=job["read"]["clat_ns"]["mean"] / 1000)
+    elif args.kind == "sluice_storage":  # sluice bench storage --json: 4 KiB random reads, as fio's
+        j = last_json(raw)
+        rows, row_bytes, offset = npy_layout(args.npy)
+        ppr = pages_per_row(rows, row_bytes, offset)
+        rec.update(rows_per_s=j["random_read_iops"] / ppr, iops=j["random_read_iops"], pages_per_row=ppr,
+                   iodepth=j["queue_depth"], seconds=j["seconds"])
     else:  # peer: larger_than_ram_peers.py --json, already nearly the record
         j = last_json(raw)
         rec.update({k: v for k, v in j.items() if k not in ("tool", "threads", "batch")})
@@ -162,7 +168,7 @@ def main():
     p.add_argument("--seconds", type=float, required=True)
     p.set_defaults(fn=cmd_machine)
     p = sub.add_parser("record")
-    p.add_argument("--kind", required=True, choices=("sluice_run", "sluice_read", "fio", "peer"))
+    p.add_argument("--kind", required=True, choices=("sluice_run", "sluice_read", "fio", "sluice_storage", "peer"))
     p.add_argument("--tool", required=True)
     for opt in ("--run", "--batch", "--threads"):
         p.add_argument(opt, type=int, required=True)

@@ -22,6 +22,7 @@ LABELS = {
     "numpy_random": "numpy over mmap + MADV_RANDOM, a[np.sort(idx)]",
     "torch_batched": "PyTorch DataLoader, batched __getitem__",
     "fio": "fio 4 KiB random reads, as rows/s",
+    "sluice_storage": "sluice bench storage (4 KiB random reads, O_DIRECT), as rows/s",
     "sluice_pipeline_seq": "sluice run: from_npy → batch → prefetch, 1 epoch",
     "sluice_read_seq": "sluice bench read --order sequential, 1 pass",
 }
@@ -78,13 +79,16 @@ def main():
         if tool == "fio":
             label += f" (QD{iodepth}: {med(recs, 'iops'):,.0f} IOPS)"
             nthreads = "1 job"
+        elif tool == "sluice_storage":
+            label += f" (QD{iodepth}: {med(recs, 'iops'):,.0f} IOPS)"
+            nthreads = "1 thread (AIO)"
         elif tool == "torch_batched":
             nthreads = f"{threads} worker{'' if threads == 1 else 's'}"  # DataLoader num_workers
         else:
             nthreads = str(threads)
         if ours is None or tool in SEQUENTIAL or tool == "sluice_pipeline" or not rows:
             ratio = ""
-        elif tool == "fio":
+        elif tool in ("fio", "sluice_storage"):
             ratio = f"{100 * ours / rows:.0f}% of the limit"
         else:
             ratio = f"{ours / rows:.2f}x"

@@ -1,39 +1,14 @@
 // tf.train.Example decoding from hand-built wire bytes: packed and unpacked lists, negative
 // int64s, unknown fields, and damaged lengths that must be errors, not reads past the end.
 #include "io/tf_example.h"
+#include "support/tfrecord_writer.h"
 
 #include <QtTest>
 
 using namespace sluice;
+using sluice::test::Proto;
 
 namespace {
-
-// Minimal protobuf writer for building test records.
-struct Proto
-{
-    std::string b;
-    Proto &varint(std::uint64_t v)
-    {
-        do {
-            unsigned char c = v & 0x7f;
-            v >>= 7;
-            if (v)
-                c |= 0x80;
-            b.push_back(char(c));
-        } while (v);
-        return *this;
-    }
-    Proto &key(int field, int type) { return varint(std::uint64_t(field) << 3 | std::uint64_t(type)); }
-    Proto &bytes(int field, const std::string &s) { key(field, 2).varint(s.size()); b += s; return *this; }
-    Proto &fixed32(int field, float f)
-    {
-        key(field, 5);
-        char raw[4];
-        std::memcpy(raw, &f, 4);
-        b.append(raw, 4);
-        return *this;
-    }
-};
 
 std::string entry(const std::string &name, const std::string &feature) { return Proto().bytes(1, name).bytes(2, feature).b; }
 std::string exampleOf(const std::vector<std::string> &entries)

@@ -4,20 +4,20 @@
 
 #include <nlohmann/json.hpp>
 
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
+#include <linux/aio_abi.h>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <random>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
-#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -92,9 +92,101 @@ Result<StorageDevice> storageDeviceOf(const std::string &path)
     return device;
 }
 
+namespace {
+
+constexpr int kBlock = 4096;
+
+// Kernel AIO (what fio's libaio engine uses), through its system calls: one thread keeps
+// `depth` O_DIRECT reads in flight, so the device sees the queue depth asked for without a
+// thread per read. Returns the reads done, or -errno when AIO is not available.
+std::int64_t aioRandomReads(int fd, std::uint64_t blocks, int depth, std::chrono::steady_clock::time_point deadline)
+{
+    aio_context_t context = 0;
+    if (syscall(SYS_io_setup, depth, &context) != 0)
+        return -errno;
+    void *memory = nullptr;
+    if (posix_memalign(&memory, kBlock, std::size_t(kBlock) * std::size_t(depth)) != 0) {
+        syscall(SYS_io_destroy, context);
+        return -ENOMEM;
+    }
+    auto *buffers = static_cast<std::byte *>(memory);
+    std::vector<iocb> blocksInFlight(static_cast<std::size_t>(depth));
+    std::vector<io_event> events(static_cast<std::size_t>(depth));
+    std::mt19937_64 rng(0x5eed);
+    std::uniform_int_distribution<std::uint64_t> pick(0, blocks - 1);
+    std::vector<iocb *> batch;
+    // Refills the given slots with new random reads, in one system call.
+    auto submit = [&](const std::vector<std::size_t> &slots) -> long {
+        batch.clear();
+        for (std::size_t slot : slots) {
+            iocb &cb = blocksInFlight[slot];
+            std::memset(&cb, 0, sizeof cb);
+            cb.aio_fildes = std::uint32_t(fd);
+            cb.aio_lio_opcode = IOCB_CMD_PREAD;
+            cb.aio_buf = std::uint64_t(reinterpret_cast<std::uintptr_t>(buffers + slot * kBlock));
+            cb.aio_nbytes = kBlock;
+            cb.aio_offset = std::int64_t(pick(rng) * kBlock);
+            cb.aio_data = slot;
+            batch.push_back(&cb);
+        }
+        long submitted = 0;
+        while (submitted < long(batch.size())) {
+            const long n = syscall(SYS_io_submit, context, long(batch.size()) - submitted, batch.data() + submitted);
+            if (n <= 0)
+                return n < 0 ? -errno : -EIO;
+            submitted += n;
+        }
+        return submitted;
+    };
+    std::int64_t done = 0, inFlight = 0, failure = 0;
+    std::vector<std::size_t> slots(static_cast<std::size_t>(depth));
+    for (std::size_t i = 0; i < slots.size(); ++i)
+        slots[i] = i;
+    if (const long n = submit(slots); n < 0)
+        failure = n;
+    else
+        inFlight = n;
+    bool stopping = failure != 0;
+    while (inFlight > 0) {
+        timespec wait{0, 100'000'000}; // look at the clock at least every 100 ms
+        const long n = syscall(SYS_io_getevents, context, 1, long(inFlight), events.data(), &wait);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            failure = -errno;
+            break;
+        }
+        stopping = stopping || std::chrono::steady_clock::now() >= deadline;
+        slots.clear();
+        for (long i = 0; i < n; ++i) {
+            const io_event &event = events[std::size_t(i)];
+            --inFlight;
+            if (event.res != kBlock) {
+                failure = event.res < 0 ? event.res : -EIO;
+                stopping = true;
+                continue;
+            }
+            ++done;
+            slots.push_back(std::size_t(event.data));
+        }
+        if (!stopping && !slots.empty()) {
+            if (const long m = submit(slots); m < 0) {
+                failure = m;
+                stopping = true;
+            } else {
+                inFlight += m;
+            }
+        }
+    }
+    syscall(SYS_io_destroy, context); // also cancels anything left after an error
+    std::free(memory);
+    return failure != 0 ? failure : done;
+}
+
+} // namespace
+
 Result<StorageMeasurement> measureRandomReads(const std::string &path, double seconds, int queueDepth)
 {
-    constexpr int kBlock = 4096;
     auto device = storageDeviceOf(path);
     if (!device)
         return device.error();
@@ -114,41 +206,17 @@ Result<StorageMeasurement> measureRandomReads(const std::string &path, double se
         return Error::invalid(path, "is too small to measure random reads (" + std::to_string(st.st_size) +
                                         " bytes; use a file of a few hundred MiB or more, larger than any device cache)");
     }
-    std::atomic<std::uint64_t> reads{0};
-    std::atomic<int> failure{0};
     const auto start = std::chrono::steady_clock::now();
     const auto deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
-    std::vector<std::thread> readers;
-    for (int t = 0; t < queueDepth; ++t) {
-        readers.emplace_back([&, t] {
-            void *buffer = nullptr;
-            if (posix_memalign(&buffer, kBlock, kBlock) != 0) {
-                failure.store(ENOMEM);
-                return;
-            }
-            std::mt19937_64 rng(0x5eed + std::uint64_t(t));
-            std::uniform_int_distribution<std::uint64_t> pick(0, blocks - 1);
-            std::uint64_t done = 0;
-            while (std::chrono::steady_clock::now() < deadline && !failure.load(std::memory_order_relaxed)) {
-                if (::pread(fd, buffer, kBlock, off_t(pick(rng) * kBlock)) != kBlock) {
-                    failure.store(errno ? errno : EIO);
-                    break;
-                }
-                ++done;
-            }
-            reads.fetch_add(done);
-            std::free(buffer);
-        });
-    }
-    for (auto &r : readers)
-        r.join();
+    const std::int64_t reads = aioRandomReads(fd, blocks, queueDepth, deadline);
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ::close(fd);
-    if (const int err = failure.load())
-        return Error::io(path, std::string("random read failed: ") + std::strerror(err));
+    if (reads < 0)
+        return Error::io(path, std::string("random reads failed: ") + std::strerror(int(-reads)) +
+                                   (reads == -EAGAIN ? " (the kernel's AIO limit, fs.aio-max-nr, is reached)" : ""));
     StorageMeasurement m;
     m.device = *device;
-    m.randomReadIops = double(reads.load()) / elapsed;
+    m.randomReadIops = double(reads) / elapsed;
     m.queueDepth = queueDepth;
     m.blockBytes = kBlock;
     m.seconds = elapsed;

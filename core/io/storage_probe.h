@@ -1,14 +1,14 @@
 #pragma once
 // What the storage under a file can do: its random 4 KiB read rate at a queue depth, measured
-// around the page cache (O_DIRECT) by `sluice bench storage FILE` and remembered per device, so
+// around the page cache (O_DIRECT, kernel AIO keeping the queue full from one thread, as fio's
+// libaio engine does) by `sluice bench storage FILE` and remembered per device, so
 // that a profile of a storage-bound pipeline can say how close it runs to the device's limit.
 //
 // The records live in one JSON file per user ($SLUICE_STORAGE_RECORDS, else
 // $XDG_CACHE_HOME/sluice/storage.json, else ~/.cache/sluice/storage.json), keyed by the
 // device's major:minor numbers.
 //
-// Threading: measureRandomReads runs its own reader threads; the record functions may be called
-// from any thread.
+// Threading: any thread; measureRandomReads blocks its caller for `seconds`.
 
 #include "io/error.h"
 
@@ -31,7 +31,7 @@ struct StorageMeasurement
 {
     StorageDevice device;
     double randomReadIops = 0; // 4 KiB reads per second, at random offsets
-    int queueDepth = 0;        // reads in flight (one reader thread each)
+    int queueDepth = 0;        // reads in flight (kernel AIO, as fio's libaio engine)
     int blockBytes = 4096;
     double seconds = 0;
     std::string file;       // what was read

@@ -10,28 +10,6 @@
 namespace sluice::test {
 namespace {
 
-struct Proto
-{
-    std::string b;
-    Proto &varint(std::uint64_t v)
-    {
-        do {
-            unsigned char c = v & 0x7f;
-            v >>= 7;
-            if (v)
-                c |= 0x80;
-            b.push_back(char(c));
-        } while (v);
-        return *this;
-    }
-    Proto &bytes(int field, const std::string &s)
-    {
-        varint(std::uint64_t(field) << 3 | 2).varint(s.size());
-        b += s;
-        return *this;
-    }
-};
-
 std::uint32_t maskedCrc(const std::string &s) { return maskCrc32c(crc32c(std::as_bytes(std::span(s.data(), s.size())))); }
 
 std::string littleEndian(std::uint64_t v, int bytes)
@@ -43,6 +21,34 @@ std::string littleEndian(std::uint64_t v, int bytes)
 }
 
 } // namespace
+
+Proto &Proto::varint(std::uint64_t v)
+{
+    do {
+        unsigned char c = v & 0x7f;
+        v >>= 7;
+        if (v)
+            c |= 0x80;
+        b.push_back(char(c));
+    } while (v);
+    return *this;
+}
+
+Proto &Proto::bytes(int field, const std::string &s)
+{
+    key(field, 2).varint(s.size());
+    b += s;
+    return *this;
+}
+
+Proto &Proto::fixed32(int field, float f)
+{
+    key(field, 5);
+    char raw[4];
+    std::memcpy(raw, &f, 4);
+    b.append(raw, 4);
+    return *this;
+}
 
 std::string serializeExample(const std::vector<ExampleValue> &features)
 {

@@ -9,6 +9,16 @@
 
 namespace sluice::test {
 
+// A minimal protobuf writer for hand-built records.
+struct Proto
+{
+    std::string b;
+    Proto &varint(std::uint64_t v);
+    Proto &key(int field, int type) { return varint(std::uint64_t(field) << 3 | std::uint64_t(type)); }
+    Proto &bytes(int field, const std::string &s); // length-delimited
+    Proto &fixed32(int field, float f);
+};
+
 // One feature of an Example: floats (packed), int64s (packed) or byte strings.
 struct ExampleValue
 {
