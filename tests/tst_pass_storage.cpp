@@ -409,6 +409,7 @@ private Q_SLOTS:
         QTest::newRow("mostly copying, far below the device's limit") << 0.3 << 5000 << 50000.0 << false << "";
         // Read-ahead hides most of the wait, but the device is saturated: storage-bound all the same.
         QTest::newRow("little waiting at the device's limit") << 0.3 << 5000 << 550.0 << true << "the device is at its limit";
+        QTest::newRow("in order, pages past the random-read rate") << 0.3 << 5000 << 550.0 << false << "";
         QTest::newRow("off the CPU, nothing read (CPU taken by others)") << 0.9 << 0 << 550.0 << false << "";
     }
 
@@ -423,7 +424,7 @@ private Q_SLOTS:
         st.id = "src";
         st.op = "from_npy";
         pipeline::StorageSnapshot s;
-        s.access = "random";
+        s.access = QByteArray(QTest::currentDataTag()).startsWith("in order") ? "sequential" : "random";
         s.readSeconds = 10;
         s.waitSeconds = 10 * waitShare;
         s.waitShare = waitShare;

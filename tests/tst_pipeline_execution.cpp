@@ -5,6 +5,7 @@
 // against the array's bytes and without per-element allocation.
 #include "support/pipeline_test_support.h"
 #include "support/test_support.h"
+#include "support/tfrecord_writer.h"
 
 #include <QElapsedTimer>
 #include <QTemporaryDir>
@@ -277,6 +278,36 @@ private Q_SLOTS:
             // Nothing (buffered element, task, stage) outlives the pipeline: the file is unmapped.
             QVERIFY2(!isMapped(file), "the source file is still mapped after the pipeline and its elements are gone");
         }
+    }
+
+    // A source decoding in a parallel interleave's slots runs on as many threads as the slots
+    // that run at once: its utilisation is counted against them, and the verdict says where its
+    // parallelism comes from (not "one element at a time").
+    void sourceInParallelInterleaveSlotsCountsTheirThreads()
+    {
+        QTemporaryDir tmp;
+        const std::string d = tmp.path().toStdString();
+        for (int f = 0; f < 2; ++f) {
+            std::string bytes;
+            for (int i = 0; i < 20000; ++i)
+                bytes += frameRecord(serializeExample({{"x", std::vector<float>(32, float(i)), {}, {}}, {"y", {}, {i}, {}}}));
+            writeFile(d + "/part-" + std::to_string(f) + ".tfrecord.gz", gzipped(bytes));
+        }
+        const json source{{"filenames", "part-*.tfrecord.gz"}, {"compression_type", "GZIP"},
+                          {"features", {{"x", {{"dtype", "float32"}, {"shape", {32}}}}, {"y", {{"dtype", "int64"}}}}}};
+        auto p = buildPipeline(chain({op("src", "from_tfrecord", source), op("i", "interleave", {{"cycle_length", 2}, {"num_parallel_calls", 2}}),
+                                      op("b", "batch", {{"batch_size", 256}})}),
+                               d, PipelineOptions{.threads = 2});
+        QVERIFY(p);
+        const Pass pass = collect(*p, "y");
+        QVERIFY2(pass.ok(), pass.error.c_str());
+        QCOMPARE(pass.flat().size(), std::size_t(40000));
+        const auto snap = p->snapshot();
+        QCOMPARE(snap.stages.front().elements, std::uint64_t(40000)); // rows credited to the source
+        QCOMPARE(snap.bottleneck, std::string("src"));
+        QVERIFY2(contains(snap.bottleneckReason, "on 2 threads") && contains(snap.bottleneckReason, "interleave's slots"),
+                 snap.bottleneckReason.c_str());
+        QVERIFY(snap.stages.front().utilisation <= 1.0);
     }
 
     void snapshotCountsEveryStage()

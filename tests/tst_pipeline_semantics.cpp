@@ -323,6 +323,22 @@ private Q_SLOTS:
         }
     }
 
+    // A record is checked whole, whatever is read of it: a damaged feature that is not declared,
+    // or an earlier entry of a declared name that a later one replaces, is still an error.
+    void fromTfRecordRefusesDamageInFeaturesNotRead()
+    {
+        QTemporaryDir dir;
+        const std::string d = dir.path().toStdString();
+        const std::string good = serializeExample({{"y", {}, {7}, {}}});
+        // An entry "junk" whose float list is 5 bytes long (not a multiple of 4).
+        const std::string junkEntry = Proto().bytes(1, "junk").bytes(2, Proto().bytes(2, Proto().bytes(1, "abcde").b).b).b;
+        const std::string junk = Proto().bytes(1, Proto().bytes(1, junkEntry).b + Proto().bytes(1, Proto().bytes(1, "y").bytes(2, Proto().bytes(3, Proto().bytes(1, std::string(1, char(9))).b).b).b).b).b;
+        writeFile(d + "/r.tfrecord", frameRecord(good) + frameRecord(junk));
+        const Pass p = runPass(chain({op("src", "from_tfrecord", {{"filenames", "r.tfrecord"}, {"features", {{"y", {{"dtype", "int64"}}}}}})}), "y", d);
+        QCOMPARE(p.firstValues(), (std::vector<std::int64_t>{7}));
+        QVERIFY2(contains(p.error, "r.tfrecord: record 1: not a valid tf.train.Example: feature 'junk' is damaged"), p.error.c_str());
+    }
+
     // A damaged record in the middle of a file: the chunked interleave delivers every row before
     // it in the interleaved order, then the error naming the file and the record.
     void interleaveOverTfRecordChunksStopsAtADamagedRecord()

@@ -84,6 +84,22 @@ private Q_SLOTS:
         QCOMPARE(knownStorage(file)->randomReadIops, 777.0);
     }
 
+    // A record whose keys have other types than Sluice writes (edited by hand) counts as none.
+    void recordsOfOtherTypesAreIgnored()
+    {
+        const std::string file = fileOf("g.bin", 4096);
+        const std::string id = storageDeviceOf(file)->id;
+        writeFile(m_records, "{\"" + id + "\": {\"random_read_iops\": 9, \"queue_depth\": \"deep\", \"device\": 5}}");
+        forgetStorageRecords();
+        QVERIFY(!knownStorage(file));
+        writeFile(m_records, "{\"" + id + "\": {\"random_read_iops\": 9, \"queue_depth\": 16}}");
+        QCOMPARE(knownStorage(file).has_value(), false); // still the records read before
+
+        forgetStorageRecords();
+        QCOMPARE(knownStorage(file)->randomReadIops, 9.0);
+        QCOMPARE(knownStorage(file)->queueDepth, 16);
+    }
+
     void randomReadsAroundThePageCache()
     {
         const std::string file = fileOf("e.bin", 8 << 20);

@@ -434,6 +434,15 @@ Status checkRunData(const TrainBenchOptions &o, const std::string &xPath, const 
     if (!y)
         return Error::invalid("--data", y.error().message());
     const auto &xs = x->shape();
+    if (x->dtype() != DType::Float32)
+        return Error::invalid("--data", xPath + " holds " + std::string(dtypeName(x->dtype())) + ", the MLP reads float32 features");
+    const bool ce = isCrossEntropy(o);
+    const auto &ys = y->shape();
+    if (ce ? (y->dtype() != DType::Int64 || ys.size() != 1)
+           : (y->dtype() != DType::Float32 || ys.size() != 2 || std::int64_t(ys[1]) != o.widths.back()))
+        return Error::invalid("--data", yPath + (ce ? " must hold int64 class ids, one per row, for " + o.loss
+                                                    : " must hold float32 rows of " + std::to_string(o.widths.back()) +
+                                                          " targets (the MLP's output width) for mse"));
     if (xs.size() != 2 || std::int64_t(xs[1]) != o.widths.front())
         return Error::invalid("--data", xPath + " has shape " + pipeline::shapeText({xs.begin(), xs.end()}) + ", the MLP's input width is " +
                                             std::to_string(o.widths.front()) + " (--widths)");

@@ -15,7 +15,9 @@
 #include <fstream>
 #include <mutex>
 #include <random>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -42,7 +44,7 @@ nlohmann::json toJson(const StorageMeasurement &m)
 }
 
 std::optional<StorageMeasurement> fromJson(const std::string &id, const nlohmann::json &j)
-{
+try {
     if (!j.is_object() || !j.contains("random_read_iops") || !j["random_read_iops"].is_number())
         return std::nullopt;
     StorageMeasurement m;
@@ -54,6 +56,8 @@ std::optional<StorageMeasurement> fromJson(const std::string &id, const nlohmann
     m.file = j.value("file", std::string());
     m.measuredAt = j.value("measured_at", std::string());
     return m;
+} catch (const nlohmann::json::exception &) { // a key of another type: a damaged record is none
+    return std::nullopt;
 }
 
 // The records file, read once per process and re-read after a write (a build looks records up
@@ -98,11 +102,13 @@ constexpr int kBlock = 4096;
 
 // Kernel AIO (what fio's libaio engine uses), through its system calls: one thread keeps
 // `depth` O_DIRECT reads in flight, so the device sees the queue depth asked for without a
-// thread per read. Returns the reads done, or -errno when AIO is not available.
-std::int64_t aioRandomReads(int fd, std::uint64_t blocks, int depth, std::chrono::steady_clock::time_point deadline)
+// thread per read. Returns the reads done, or -errno; `setupFailed` tells that AIO could not
+// even start (no AIO in this kernel or sandbox, or the system-wide limit fs.aio-max-nr reached).
+std::int64_t aioRandomReads(int fd, std::uint64_t blocks, int depth, std::chrono::steady_clock::time_point deadline, bool &setupFailed)
 {
     aio_context_t context = 0;
-    if (syscall(SYS_io_setup, depth, &context) != 0)
+    setupFailed = syscall(SYS_io_setup, depth, &context) != 0;
+    if (setupFailed)
         return -errno;
     void *memory = nullptr;
     if (posix_memalign(&memory, kBlock, std::size_t(kBlock) * std::size_t(depth)) != 0) {
@@ -115,8 +121,9 @@ std::int64_t aioRandomReads(int fd, std::uint64_t blocks, int depth, std::chrono
     std::mt19937_64 rng(0x5eed);
     std::uniform_int_distribution<std::uint64_t> pick(0, blocks - 1);
     std::vector<iocb *> batch;
-    // Refills the given slots with new random reads, in one system call.
-    auto submit = [&](const std::vector<std::size_t> &slots) -> long {
+    // Refills the given slots with new random reads in one system call; returns how many the
+    // kernel took (those are in flight whatever happens next), with `error` set if it refused the rest.
+    auto submit = [&](const std::vector<std::size_t> &slots, std::int64_t &error) -> std::int64_t {
         batch.clear();
         for (std::size_t slot : slots) {
             iocb &cb = blocksInFlight[slot];
@@ -129,11 +136,13 @@ std::int64_t aioRandomReads(int fd, std::uint64_t blocks, int depth, std::chrono
             cb.aio_data = slot;
             batch.push_back(&cb);
         }
-        long submitted = 0;
-        while (submitted < long(batch.size())) {
-            const long n = syscall(SYS_io_submit, context, long(batch.size()) - submitted, batch.data() + submitted);
-            if (n <= 0)
-                return n < 0 ? -errno : -EIO;
+        std::int64_t submitted = 0;
+        while (submitted < std::int64_t(batch.size())) {
+            const long n = syscall(SYS_io_submit, context, long(batch.size()) - long(submitted), batch.data() + submitted);
+            if (n <= 0) {
+                error = n < 0 ? -errno : -EIO;
+                break;
+            }
             submitted += n;
         }
         return submitted;
@@ -142,10 +151,7 @@ std::int64_t aioRandomReads(int fd, std::uint64_t blocks, int depth, std::chrono
     std::vector<std::size_t> slots(static_cast<std::size_t>(depth));
     for (std::size_t i = 0; i < slots.size(); ++i)
         slots[i] = i;
-    if (const long n = submit(slots); n < 0)
-        failure = n;
-    else
-        inFlight = n;
+    inFlight = submit(slots, failure);
     bool stopping = failure != 0;
     while (inFlight > 0) {
         timespec wait{0, 100'000'000}; // look at the clock at least every 100 ms
@@ -170,12 +176,8 @@ std::int64_t aioRandomReads(int fd, std::uint64_t blocks, int depth, std::chrono
             slots.push_back(std::size_t(event.data));
         }
         if (!stopping && !slots.empty()) {
-            if (const long m = submit(slots); m < 0) {
-                failure = m;
-                stopping = true;
-            } else {
-                inFlight += m;
-            }
+            inFlight += submit(slots, failure);
+            stopping = failure != 0;
         }
     }
     syscall(SYS_io_destroy, context); // also cancels anything left after an error
@@ -190,12 +192,17 @@ Result<StorageMeasurement> measureRandomReads(const std::string &path, double se
     auto device = storageDeviceOf(path);
     if (!device)
         return device.error();
+    const std::string inMemory = "its file system cannot read around the page cache (O_DIRECT), so its reads would "
+                                 "measure memory, not a storage device";
+    // tmpfs and ramfs accept O_DIRECT on recent kernels, and their files are memory all the same.
+    struct statfs fs{};
+    if (::statfs(path.c_str(), &fs) == 0 && (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC))
+        return Error::unsupported(path, inMemory);
     const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
     if (fd < 0) {
         const int err = errno;
         if (err == EINVAL)
-            return Error::unsupported(path, "its file system cannot read around the page cache (O_DIRECT), so its reads would "
-                                            "measure memory, not a storage device");
+            return Error::unsupported(path, inMemory);
         return Error::io(path, std::strerror(err));
     }
     struct stat st{};
@@ -208,12 +215,15 @@ Result<StorageMeasurement> measureRandomReads(const std::string &path, double se
     }
     const auto start = std::chrono::steady_clock::now();
     const auto deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
-    const std::int64_t reads = aioRandomReads(fd, blocks, queueDepth, deadline);
+    bool setupFailed = false;
+    const std::int64_t reads = aioRandomReads(fd, blocks, queueDepth, deadline, setupFailed);
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ::close(fd);
+    if (setupFailed)
+        return Error::unsupported(path, std::string("kernel asynchronous I/O cannot start here: ") + std::strerror(int(-reads)) +
+                                            (reads == -EAGAIN ? " (the system-wide limit fs.aio-max-nr is reached)" : ""));
     if (reads < 0)
-        return Error::io(path, std::string("random reads failed: ") + std::strerror(int(-reads)) +
-                                   (reads == -EAGAIN ? " (the kernel's AIO limit, fs.aio-max-nr, is reached)" : ""));
+        return Error::io(path, std::string("random reads failed: ") + std::strerror(int(-reads)));
     StorageMeasurement m;
     m.device = *device;
     m.randomReadIops = double(reads) / elapsed;
@@ -266,6 +276,12 @@ std::optional<StorageMeasurement> knownStorage(const std::string &path)
     if (it == g_records->end())
         return std::nullopt;
     return fromJson(device->id, *it);
+}
+
+void forgetStorageRecords()
+{
+    std::lock_guard lock(g_recordsMutex);
+    g_records.reset();
 }
 
 } // namespace sluice

@@ -46,7 +46,10 @@ Result<StorageMeasurement> measureRandomReads(const std::string &path, double se
 std::string storageRecordsPath();
 // Adds or replaces the record of the measured device.
 Status rememberStorage(const StorageMeasurement &measurement);
-// The record of the device `path` lives on, if it was measured.
+// The record of the device `path` lives on, if it was measured. The records file is read once
+// per process (a build looks up every file of a glob); a damaged file or record counts as none.
 std::optional<StorageMeasurement> knownStorage(const std::string &path);
+// Reads the records file again at the next lookup (another process may have measured since).
+void forgetStorageRecords();
 
 } // namespace sluice

@@ -14,16 +14,31 @@ ExampleColumns::ExampleColumns(const std::vector<FixedLenFeature> &features, con
 Status ExampleColumns::add(std::span<const std::byte> record, const std::function<std::string()> &what)
 {
     std::fill(m_seen.begin(), m_seen.end(), false);
-    const std::string damage = visitExample(record, [this](std::string_view name, std::span<const std::byte> feature) {
+    // Entries that are not kept (features not declared, or replaced by a later entry of the same
+    // name) are still checked, so that a damaged record is an error whatever it is read for.
+    std::string_view damagedFeature;
+    bool damaged = false;
+    auto check = [&](std::string_view name, std::span<const std::byte> feature) {
+        if (!damaged && !decodeExampleFeature(feature, m_unused)) {
+            damaged = true;
+            damagedFeature = name;
+        }
+    };
+    const std::string damage = visitExample(record, [&](std::string_view name, std::span<const std::byte> feature) {
         for (std::size_t i = 0; i < m_features.size(); ++i)
             if (m_features[i].name == name) {
+                if (m_seen[i])
+                    check(name, m_found[i]);
                 m_found[i] = feature; // a later entry of the same name wins, as in a protobuf map
                 m_seen[i] = true;
                 return;
             }
+        check(name, feature);
     });
     if (!damage.empty())
         return Error::corrupt(what(), "not a valid tf.train.Example: " + damage);
+    if (damaged)
+        return Error::corrupt(what(), "not a valid tf.train.Example: feature '" + std::string(damagedFeature) + "' is damaged");
     // Strings are appended as they are decoded; on a failure they are taken back off.
     for (std::size_t i = 0; i < m_features.size(); ++i)
         m_stringsBefore[i] = m_features[i].type.isString ? m_builder.strings(i).size() : 0;

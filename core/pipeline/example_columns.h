@@ -44,6 +44,7 @@ private:
     std::vector<bool> m_seen;
     std::vector<std::size_t> m_stringsBefore; // string counts before the current record
     ExampleFeature m_scratch;
+    ExampleFeature m_unused; // for checking entries that are not kept
 };
 
 } // namespace sluice::pipeline

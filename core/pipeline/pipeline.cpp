@@ -255,7 +255,10 @@ PipelineSnapshot Pipeline::Impl::snapshot() const
         if (s->readsMappedRows)
             st.storage = storageSnapshot(*s, elapsed, snap.storageReadBytes, rowsRead);
         // A mapped source's rows are copied by the fused batch's tasks, several at once.
-        const int workers = st.storage && !st.async ? std::max(1, s->storage.readers.load()) : std::max(1, st.parallelism);
+        // Stages below a parallel interleave run in its slots.
+        const int workers = st.storage && !st.async ? std::max(1, s->storage.readers.load())
+                            : st.async              ? std::max(1, st.parallelism)
+                                                    : std::max(1, s->concurrency);
         st.utilisation = elapsed > 0 ? std::min(1.0, st.busySeconds / (elapsed * workers)) : 0;
         if (st.utilisation > worst) {
             worst = st.utilisation;
@@ -275,6 +278,10 @@ PipelineSnapshot Pipeline::Impl::snapshot() const
                 snap.bottleneckReason += st.parallelism >= runtime->threads()
                                              ? "; it uses the whole CPU budget (--threads)"
                                              : "; more num_parallel_calls would help";
+            else if (!st.async && s->concurrency > 1)
+                snap.bottleneckReason += s->concurrency >= runtime->threads()
+                                             ? "; it runs in the parallel interleave's slots and uses the whole CPU budget (--threads)"
+                                             : "; it runs in the parallel interleave's slots: a larger cycle_length would help";
             else if (!st.async && st.op != "prefetch")
                 snap.bottleneckReason += "; it runs one element at a time";
         }

@@ -61,7 +61,8 @@ std::string storageBottleneckReason(const StageSnapshot &stage)
         return {};
     const StorageSnapshot &s = *stage.storage;
     const double readsPerSecond = s.storageBytesPerSecond / 4096;
-    const bool atDeviceLimit = s.deviceIops > 0 && readsPerSecond >= 0.8 * s.deviceIops;
+    // Only random access compares with random reads (an in-order pass's pages come in large reads).
+    const bool atDeviceLimit = s.access == "random" && s.deviceIops > 0 && readsPerSecond >= 0.8 * s.deviceIops;
     if (s.waitShare < 0.5 && !atDeviceLimit)
         return {};
     // Time off the CPU with nothing read from storage is not a storage wait (another process

@@ -157,8 +157,17 @@ std::shared_ptr<Dataset> buildInterleave(BuildContext &context, Params &params, 
     StageStats *stats = context.statsFor(params.node());
     stats->async = parallel != 0;
     const int cycleLength = cycle == kAutotune ? std::max(1, context.threads()) : int(std::min<std::int64_t>(cycle, 1 << 16));
-    if (stats->async)
+    if (stats->async) {
         stats->parallelism.store(parallel == kAutotune ? cycleLength : int(parallel));
+        // The per-file chain below runs in the open slots, as many at once as the arena allows
+        // (this node's own inputs are linked only once it is built: start from the chain's top).
+        const int slotsAtOnce = std::min(cycleLength, std::max(1, context.threads()));
+        if (StageStats *top = files.front()->stats()) {
+            top->concurrency = slotsAtOnce;
+            for (StageStats *below : chainBelow(top))
+                below->concurrency = slotsAtOnce;
+        }
+    }
     return std::make_shared<InterleaveDataset>(stats, std::move(files), cycleLength, int(block), parallel != 0);
 }
 

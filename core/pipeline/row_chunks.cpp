@@ -84,7 +84,12 @@ Element ChunkBuilder::take()
             chunk.tensors.push_back(Tensor::allocate(spec.type.dtype, std::move(shape)));
         } else if (m_rows == m_capacity) {
             chunk.tensors.push_back(std::move(column));
-        } else { // a short chunk (end of the data, an error, a Pending input): its rows, viewed
+        } else if (m_rows < m_capacity / 4) { // a short chunk (a Pending input, the end): copied, not to pin a full one
+            Tensor t = Tensor::allocate(spec.type.dtype, std::move(shape));
+            if (m_rows > 0)
+                std::memcpy(t.mutableData(), column.data(), std::size_t(m_rows * m_rowBytes[f]));
+            chunk.tensors.push_back(std::move(t));
+        } else { // most of a chunk: its rows, viewed
             auto owner = std::make_shared<Tensor>(std::move(column));
             const std::span<const std::byte> bytes{owner->data(), std::size_t(m_rows * m_rowBytes[f])};
             chunk.tensors.push_back(Tensor::view(spec.type.dtype, std::move(shape), SharedBytes{owner, bytes}));
@@ -100,7 +105,7 @@ std::uint64_t rowsPerChunk(const ElementSpec &rowSpec)
     std::uint64_t rowBytes = 0;
     for (const FeatureSpec &f : rowSpec.features) // strings: counted at 32 bytes each
         rowBytes += elementCount(f.shape) * (f.type.isString ? 32 : itemSize(f.type.dtype));
-    return std::clamp<std::uint64_t>((256u << 10) / std::max<std::uint64_t>(1, rowBytes), 64, 8192);
+    return std::clamp<std::uint64_t>((256u << 10) / std::max<std::uint64_t>(1, rowBytes), 1, 8192);
 }
 
 namespace {

@@ -61,7 +61,7 @@ private:
     std::vector<std::size_t> m_rowBytes;
 };
 
-// Rows for a chunk of about 256 KiB of `rowSpec`'s rows (at least 64, at most 8192).
+// Rows for a chunk of about 256 KiB of `rowSpec`'s rows (at least 1, at most 8192).
 std::uint64_t rowsPerChunk(const ElementSpec &rowSpec);
 
 // One element per row of `chunks` (rows of `rowSpec`); a chunk's error after its rows.

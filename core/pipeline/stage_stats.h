@@ -62,6 +62,9 @@ struct StageStats
     std::atomic<std::uint64_t> fillSamples{0};
     std::atomic<std::uint64_t> fillSum{0}; // in 1/1000ths
     bool readsMappedRows = false; // a source whose rows are read from file mappings
+    // Synchronous stages below a parallel interleave run in its slots, this many at once (set at
+    // build time; 0: on their consumer's thread, one element at a time).
+    int concurrency = 0;
     // Set at build time for mapped sources whose device `sluice bench storage` measured
     // (storage_probe.h): its name and random 4 KiB reads per second.
     std::string storageDevice;
