@@ -60,9 +60,12 @@ std::byte *ChunkBuilder::rowData(std::size_t feature, std::uint64_t row)
 
 void ChunkBuilder::append(const Element &chunk, std::uint64_t begin, std::uint64_t end)
 {
+    // Called per row by an interleave with block_length 1: the row sizes are known, no division.
     for (std::size_t f = 0; f < m_spec.features.size(); ++f) {
-        const bool isString = m_spec.features[f].type.isString;
-        copyChunkRows(chunk, f, begin, end, isString ? nullptr : rowData(f, m_rows), &m_strings[f]);
+        if (m_spec.features[f].type.isString)
+            copyChunkRows(chunk, f, begin, end, nullptr, &m_strings[f]);
+        else
+            std::memcpy(rowData(f, m_rows), chunk.tensors[f].data() + begin * m_rowBytes[f], std::size_t((end - begin) * m_rowBytes[f]));
     }
     m_rows += end - begin;
 }
