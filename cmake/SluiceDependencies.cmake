@@ -60,3 +60,23 @@ if(NOT SLUICE_WITH_MPI STREQUAL "OFF")
   endif()
 endif()
 add_feature_info(MPI SLUICE_HAVE_MPI "Several processes or machines through mpirun")
+
+# --- Python package (optional): pybind11 from Debian's pybind11-dev ---------
+set(SLUICE_HAVE_PYTHON OFF)
+if(NOT SLUICE_WITH_PYTHON STREQUAL "OFF")
+  # The system's interpreter, whose numpy and PyTorch (Debian's) the tests and users import,
+  # rather than whichever python3 comes first on the PATH.
+  if(NOT DEFINED Python3_EXECUTABLE AND EXISTS /usr/bin/python3)
+    set(Python3_EXECUTABLE /usr/bin/python3)
+  endif()
+  find_package(Python3 COMPONENTS Interpreter Development.Module)
+  if(Python3_FOUND)
+    find_package(pybind11 CONFIG QUIET)
+  endif()
+  if(Python3_FOUND AND pybind11_FOUND)
+    set(SLUICE_HAVE_PYTHON ON)
+  elseif(SLUICE_WITH_PYTHON STREQUAL "ON")
+    message(FATAL_ERROR "SLUICE_WITH_PYTHON=ON but Python 3 development files or pybind11 (pybind11-dev) were not found")
+  endif()
+endif()
+add_feature_info(Python SLUICE_HAVE_PYTHON "import sluice: the Python package (pybind11)")

@@ -8,6 +8,8 @@ packages=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
   # core
   libtbb-dev nlohmann-json3-dev zlib1g-dev libopenblas-dev libopenmpi-dev openmpi-bin
+  # the Python package (import sluice) and its pytest suite
+  python3-dev pybind11-dev python3-pytest
   # GUI
   qt6-base-dev qt6-base-dev-tools libqt6svg6-dev libqcustomplot-dev libgl-dev
   # tests and benchmarks: an X server for GUI tests, numpy to write reference files,

@@ -116,7 +116,9 @@ const ElementSpec &Pipeline::elementSpec() const { return m_impl->output->spec()
 const std::string &Pipeline::outputNode() const { return m_impl->outputNode; }
 std::int64_t Pipeline::cardinality() const { return m_impl->output->cardinality(); }
 
-Result<std::optional<Element>> Pipeline::next()
+Result<std::optional<Element>> Pipeline::next() { return next(std::function<bool()>{}); }
+
+Result<std::optional<Element>> Pipeline::next(const std::function<bool()> &stopRequested)
 {
     Impl &impl = *m_impl;
     const std::int64_t now = nowNs();
@@ -130,7 +132,11 @@ Result<std::optional<Element>> Pipeline::next()
         impl.reader = std::make_unique<BlockingReader>(*impl.output, *impl.runtime);
     // Everything the consumer spends in here counts as waiting for input, including pipeline work
     // that synchronous stages do on its own thread, as TensorFlow's analyser counts it.
-    auto r = impl.reader->next(std::chrono::milliseconds(20), [&impl] { impl.tick(); });
+    auto r = impl.reader->next(std::chrono::milliseconds(20), [this, &impl, &stopRequested] {
+        impl.tick();
+        if (stopRequested && stopRequested())
+            cancel();
+    });
     impl.consumerWaitNs.fetch_add(nowNs() - now, std::memory_order_relaxed);
     if (r.ok() && *r)
         impl.delivered.fetch_add(1, std::memory_order_relaxed);

@@ -12,6 +12,7 @@
 #include "project/project.h"
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,6 +45,9 @@ public:
     // The next element of the current pass, waiting for it; nothing at the end of the pass; an
     // error naming the stage when the pipeline fails, or "cancelled".
     Result<std::optional<Element>> next();
+    // The same, asking `stopRequested` about every 20 ms while it waits: when it says so, the
+    // pipeline is cancelled and the wait ends with "cancelled" (Ctrl-C in a Python caller).
+    Result<std::optional<Element>> next(const std::function<bool()> &stopRequested);
     // Starts a new pass (an epoch): shuffles draw their next order.
     void restart();
 

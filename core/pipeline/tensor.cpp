@@ -136,6 +136,7 @@ Tensor Tensor::view(DType dtype, Shape shape, SharedBytes bytes)
     t.m_shape = std::move(shape);
     t.m_owner = std::move(bytes.owner);
     t.m_data = bytes.bytes.data();
+    t.m_view = true;
     return t;
 }
 
@@ -194,7 +195,7 @@ void Tensor::pointAtStorage()
 }
 
 Tensor::Tensor(const Tensor &other)
-    : m_dtype(other.m_dtype), m_isString(other.m_isString), m_inline(other.m_inline), m_shape(other.m_shape),
+    : m_dtype(other.m_dtype), m_isString(other.m_isString), m_inline(other.m_inline), m_view(other.m_view), m_shape(other.m_shape),
       m_data(other.m_data), m_owner(other.m_owner)
 {
     if (m_inline)
@@ -212,8 +213,8 @@ Tensor &Tensor::operator=(const Tensor &other)
 }
 
 Tensor::Tensor(Tensor &&other) noexcept
-    : m_dtype(other.m_dtype), m_isString(other.m_isString), m_inline(other.m_inline), m_shape(std::move(other.m_shape)),
-      m_data(other.m_data), m_owner(std::move(other.m_owner))
+    : m_dtype(other.m_dtype), m_isString(other.m_isString), m_inline(other.m_inline), m_view(other.m_view),
+      m_shape(std::move(other.m_shape)), m_data(other.m_data), m_owner(std::move(other.m_owner))
 {
     if (m_inline)
         std::memcpy(m_inlineBytes, other.m_inlineBytes, kInline);
@@ -226,6 +227,7 @@ Tensor &Tensor::operator=(Tensor &&other) noexcept
         m_dtype = other.m_dtype;
         m_isString = other.m_isString;
         m_inline = other.m_inline;
+        m_view = other.m_view;
         m_shape = std::move(other.m_shape);
         m_data = other.m_data;
         m_owner = std::move(other.m_owner);

@@ -66,6 +66,9 @@ public:
     std::span<const std::byte> bytes() const { return {m_data, std::size_t(nbytes())}; }
     const std::vector<std::string> &stringValues() const;
 
+    // True when no other tensor shares these bytes and they are the tensor's own (not a view
+    // into a mapping or another tensor): a consumer holding it may write to them.
+    bool exclusivelyOwned() const { return !m_isString && !m_view && (m_inline || m_owner.use_count() == 1); }
     // The same bytes under another shape with the same element count.
     Tensor reshaped(Shape shape) const;
     // Value i (flat index) as double, for printing and comparisons.
@@ -84,6 +87,7 @@ private:
     DType m_dtype = DType::Float32;
     bool m_isString = false;
     bool m_inline = false;
+    bool m_view = false; // bytes someone else owns (view())
     Shape m_shape;
     const std::byte *m_data = nullptr;
     std::shared_ptr<const void> m_owner; // keeps m_data alive (owned buffer, mapping, or strings)

@@ -1,0 +1,176 @@
+"""Sluice from Python: projects and tf.data-style pipelines whose batches are numpy arrays
+that share the pipeline's own buffers (no copy).
+
+    import sluice
+    project = sluice.Project.load("projects/classic-pipeline.sluice")
+    for batch in project.pipeline(seed=1):          # one pass; iterate again for the next
+        x, y = batch["x"], batch["y"]                # numpy.ndarray views of Sluice's buffers
+
+    ds = sluice.from_npy({"x": "x.npy", "y": "y.npy"}).global_shuffle(seed=1).batch(256).prefetch(sluice.AUTOTUNE)
+    ds.save_project("p.sluice")                      # a project the workbench opens
+
+A fresh batch buffer is writable, so numpy's ``__dlpack__`` hands it to ``torch.from_dlpack``
+without a copy; rows viewed straight from a memory-mapped file are read-only.
+"""
+import json
+import os
+
+from . import _sluice
+
+__all__ = ["AUTOTUNE", "Project", "Pipeline", "Dataset", "ops"]
+
+AUTOTUNE = "AUTOTUNE"
+_OPS = {op["name"]: op for op in json.loads(_sluice.ops_json())}
+
+
+def ops():
+    """The pipeline ops (tf.data's names), as dicts: name, group, summary, params."""
+    return [dict(op) for op in _OPS.values()]
+
+
+class Project:
+    """A Sluice project file: its pipeline, and its model and training settings when it has them."""
+
+    def __init__(self, core):
+        self._core = core
+
+    @classmethod
+    def load(cls, path):
+        """Reads and checks a project; FileNotFoundError or ValueError say what and why, as the CLI."""
+        return cls(_sluice.Project.load(os.fspath(path)))
+
+    @classmethod
+    def from_dict(cls, document, folder="."):
+        """A project from its document; relative paths resolve against `folder`."""
+        return cls(_sluice.Project.from_json(json.dumps(document), os.path.abspath(os.fspath(folder))))
+
+    def to_dict(self):
+        return json.loads(self._core.to_json())
+
+    def save(self, path):
+        """Writes the project atomically (the workbench opens it)."""
+        self._core.save(os.fspath(path))
+
+    @property
+    def path(self):
+        return self._core.path
+
+    def pipeline(self, node=None, seed=None, threads=None):
+        """The pipeline up to `node` (default: the project's output): an iterable of batches,
+        each a dict of feature name -> numpy.ndarray. `threads`: the CPU budget (default: all cores)."""
+        return Pipeline(self, node=node, seed=seed, threads=threads)
+
+
+class Pipeline:
+    """A running pipeline. Iterating it makes one pass (an epoch); each new iteration starts the
+    next pass, with the next shuffle order. Ctrl-C while it waits raises KeyboardInterrupt and
+    stops it (build a new one to go on)."""
+
+    def __init__(self, project, node=None, seed=None, threads=None):
+        self._core = _sluice.Pipeline(project._core, node, seed, int(threads or 0))
+        self._passes = 0
+
+    @property
+    def features(self):
+        return self._core.feature_names()
+
+    @property
+    def element_spec(self):
+        return self._core.element_spec()
+
+    def __iter__(self):
+        if self._passes:
+            self._core.restart()
+        self._passes += 1
+        while True:
+            batch = self._core.next()
+            if batch is None:
+                return
+            yield batch
+
+    def take(self, n):
+        """The next `n` elements of the current pass (fewer at its end)."""
+        out = []
+        while len(out) < n:
+            batch = self._core.next()
+            if batch is None:
+                break
+            out.append(batch)
+        return out
+
+    def stats(self):
+        """Per-stage figures, the bottleneck and the input-bound share, as `sluice run --profile
+        --json` reports them."""
+        return json.loads(self._core.snapshot_json())
+
+    def attach_consumer(self, attached=True):
+        """Say that a training loop works between batches, so stats() reports the input-bound
+        share of its time."""
+        self._core.set_consumer_attached(attached)
+
+
+class Dataset:
+    """A pipeline built in Python with the tf.data chain (a linear chain of Sluice's ops):
+
+        sluice.from_npy({"x": "x.npy"}).global_shuffle(seed=1).batch(256).prefetch(sluice.AUTOTUNE)
+
+    Positional arguments fill an op's parameters in their documented order (`sluice ops`)."""
+
+    def __init__(self, nodes, folder="."):
+        self._nodes = nodes
+        self._folder = folder
+
+    def _then(self, op, args, kwargs):
+        info = _OPS[op]
+        names = [p["name"] for p in info["params"]]
+        if len(args) > len(names):
+            raise TypeError(f"{op}() takes at most {len(names)} positional arguments ({', '.join(names)})")
+        params = dict(zip(names, args))
+        for key, value in kwargs.items():
+            if key in params:
+                raise TypeError(f"{op}() got {key!r} twice")
+            params[key] = value
+        used = {n["id"] for n in self._nodes}
+        node_id, i = op, 2
+        while node_id in used:
+            node_id, i = f"{op}_{i}", i + 1
+        return Dataset(self._nodes + [{"id": node_id, "op": op, "params": params}], self._folder)
+
+    def __getattr__(self, name):
+        info = _OPS.get(name)
+        if info is None or info["group"] == "sources":
+            raise AttributeError(f"'Dataset' has no op {name!r} (ops: {', '.join(sorted(_OPS))})")
+        return lambda *args, **kwargs: self._then(name, args, kwargs)
+
+    def to_dict(self, name="python-pipeline"):
+        edges = [[a["id"], b["id"]] for a, b in zip(self._nodes, self._nodes[1:])]
+        return {"format": "sluice-project", "version": 1, "name": name,
+                "pipeline": {"nodes": self._nodes, "edges": edges}}
+
+    def project(self, name="python-pipeline"):
+        return Project.from_dict(self.to_dict(name), self._folder)
+
+    def save_project(self, path, name=None):
+        """Writes the chain as a project file (relative data paths resolve against its folder)."""
+        name = name or os.path.splitext(os.path.basename(os.fspath(path)))[0]
+        self.project(name).save(path)
+
+    def pipeline(self, seed=None, threads=None):
+        return self.project().pipeline(seed=seed, threads=threads)
+
+    def __iter__(self):
+        return iter(self.pipeline())
+
+
+def _source(op):
+    def make(*args, folder=".", **kwargs):
+        return Dataset([], os.path.abspath(os.fspath(folder)))._then(op, args, kwargs)
+    make.__name__ = op
+    make.__doc__ = _OPS[op]["summary"]
+    return make
+
+
+for _name, _info in _OPS.items():
+    if _info["group"] == "sources":
+        globals()[_name] = _source(_name)
+        __all__.append(_name)

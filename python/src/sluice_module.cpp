@@ -1,0 +1,185 @@
+// sluice._sluice: the extension module under `import sluice` (python/sluice/__init__.py). It
+// exposes projects, pipelines over them and the op registry; batches come back as numpy arrays
+// that are views of the pipeline's own buffers (no copy), kept alive by the arrays themselves.
+// Documents and statistics cross as JSON text, which the Python side parses: one format for
+// the project file, `sluice run --json` and Python.
+//
+// Threading: the GIL is released while a pipeline is waited on; every call comes from Python.
+#include "pipeline/op_registry.h"
+#include "pipeline/pipeline.h"
+#include "project/project.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+namespace py = pybind11;
+
+namespace sluice::python {
+namespace {
+
+// Errors as the CLI words them, as the Python exception a user expects for their kind.
+[[noreturn]] void raise(const Error &error)
+{
+    PyObject *type = PyExc_ValueError;
+    if (error.kind == Error::Kind::NotFound)
+        type = PyExc_FileNotFoundError;
+    else if (error.kind == Error::Kind::IoError)
+        type = PyExc_OSError;
+    PyErr_SetString(type, error.message().c_str());
+    throw py::error_already_set();
+}
+
+template <typename T> T valueOrRaise(Result<T> result)
+{
+    if (!result.ok())
+        raise(result.error());
+    return std::move(result).value();
+}
+
+const char *numpyDtype(DType t)
+{
+    switch (t) {
+    case DType::Bool: return "bool";
+    case DType::Int8: return "int8";
+    case DType::Int16: return "int16";
+    case DType::Int32: return "int32";
+    case DType::Int64: return "int64";
+    case DType::UInt8: return "uint8";
+    case DType::UInt16: return "uint16";
+    case DType::UInt32: return "uint32";
+    case DType::UInt64: return "uint64";
+    case DType::Float16: return "float16";
+    case DType::Float32: return "float32";
+    case DType::Float64: return "float64";
+    }
+    return "uint8";
+}
+
+// A numpy array over the tensor's bytes, which the array keeps alive. Bytes nobody else holds
+// (a fresh batch buffer) are writable, so that numpy's __dlpack__ (and torch.from_dlpack) take
+// them; views into file mappings or buffers shared with the pipeline (a cache) are read-only.
+py::object toNumpy(pipeline::Tensor &&tensor)
+{
+    py::tuple shape(tensor.shape().size());
+    for (std::size_t i = 0; i < tensor.shape().size(); ++i)
+        shape[i] = tensor.shape()[i];
+    if (tensor.isString()) { // byte strings: an object array of bytes (a copy, as tf.data's .numpy())
+        py::list values;
+        for (const auto &s : tensor.stringValues())
+            values.append(py::bytes(s));
+        return py::module_::import("numpy").attr("array")(values, "object").attr("reshape")(shape);
+    }
+    const bool writable = tensor.exclusivelyOwned();
+    auto *held = new pipeline::Tensor(std::move(tensor));
+    py::capsule owner(held, [](void *p) { delete static_cast<pipeline::Tensor *>(p); });
+    std::vector<py::ssize_t> dims(held->shape().begin(), held->shape().end());
+    py::array array(py::dtype(numpyDtype(held->dtype())), dims, {}, held->data(), owner);
+    if (!writable)
+        py::detail::array_proxy(array.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+    return array;
+}
+
+class PythonPipeline
+{
+public:
+    PythonPipeline(const Project &project, std::optional<std::string> node, std::optional<std::uint64_t> seed, int threads)
+    {
+        pipeline::PipelineOptions options;
+        options.outputNode = std::move(node);
+        options.seed = seed;
+        options.threads = threads;
+        m_pipeline = valueOrRaise(pipeline::Pipeline::build(project, std::move(options)));
+        for (const auto &f : m_pipeline->elementSpec().features)
+            m_names.push_back(f.name);
+    }
+
+    // The next element as {feature: array}, or None at the end of the pass. Waits without the
+    // GIL; Ctrl-C (or any signal handler that raises) cancels the pipeline and re-raises.
+    py::object next()
+    {
+        std::optional<py::error_already_set> interrupted;
+        Result<std::optional<pipeline::Element>> r = Error::invalid("pipeline", "not run");
+        {
+            py::gil_scoped_release release;
+            r = m_pipeline->next([&interrupted] {
+                py::gil_scoped_acquire acquire;
+                if (PyErr_CheckSignals() != 0) {
+                    interrupted.emplace();
+                    return true;
+                }
+                return false;
+            });
+        }
+        if (interrupted)
+            throw std::move(*interrupted);
+        if (!r.ok())
+            raise(r.error());
+        if (!*r)
+            return py::none();
+        py::dict out;
+        for (std::size_t i = 0; i < m_names.size(); ++i)
+            out[py::str(m_names[i])] = toNumpy(std::move((**r).tensors[i]));
+        return out;
+    }
+
+    void restart() { m_pipeline->restart(); }
+    void setConsumerAttached(bool attached) { m_pipeline->setConsumerAttached(attached); }
+    std::string snapshotJson() const { return m_pipeline->snapshot().toJson().dump(); }
+    std::vector<std::string> featureNames() const { return m_names; }
+    std::string elementSpec() const { return m_pipeline->elementSpec().text(); }
+
+private:
+    std::unique_ptr<pipeline::Pipeline> m_pipeline;
+    std::vector<std::string> m_names;
+};
+
+// The op registry, for the Python chain API: name, group, parameters in order.
+std::string opsJson()
+{
+    nlohmann::json ops = nlohmann::json::array();
+    for (const auto &op : pipeline::allOps()) {
+        nlohmann::json params = nlohmann::json::array();
+        for (const auto &p : op.params)
+            params.push_back({{"name", p.name}, {"type", p.type}, {"default", p.defaultValue}, {"required", p.required}});
+        ops.push_back({{"name", op.name}, {"group", op.group}, {"summary", op.summary}, {"params", params},
+                       {"min_inputs", op.minInputs}, {"max_inputs", op.maxInputs}});
+    }
+    return ops.dump();
+}
+
+} // namespace
+} // namespace sluice::python
+
+PYBIND11_MODULE(_sluice, m)
+{
+    using namespace sluice;
+    using sluice::python::PythonPipeline;
+    using sluice::python::valueOrRaise;
+    m.doc() = "Sluice's core: projects, pipelines and the op registry (use the `sluice` package).";
+
+    py::class_<Project>(m, "Project")
+        .def_static("load", [](const std::string &path) { return valueOrRaise(Project::load(path)); }, py::arg("path"))
+        .def_static("from_json", [](const std::string &text, const std::string &folder) {
+            return valueOrRaise(Project::fromText(text, folder, "<project>"));
+        }, py::arg("text"), py::arg("folder"))
+        .def("to_json", [](const Project &p) { return p.toJson().dump(); })
+        .def("save", [](Project &p, const std::string &path) {
+            if (auto s = p.save(path); !s.ok())
+                sluice::python::raise(s.error());
+        }, py::arg("path"))
+        .def_property_readonly("path", &Project::path)
+        .def_property_readonly("folder", &Project::folder);
+
+    py::class_<PythonPipeline>(m, "Pipeline")
+        .def(py::init<const Project &, std::optional<std::string>, std::optional<std::uint64_t>, int>(), py::arg("project"),
+             py::arg("node"), py::arg("seed"), py::arg("threads"))
+        .def("next", &PythonPipeline::next)
+        .def("restart", &PythonPipeline::restart)
+        .def("set_consumer_attached", &PythonPipeline::setConsumerAttached)
+        .def("snapshot_json", &PythonPipeline::snapshotJson)
+        .def("feature_names", &PythonPipeline::featureNames)
+        .def("element_spec", &PythonPipeline::elementSpec);
+
+    m.def("ops_json", &sluice::python::opsJson);
+}
