@@ -22,6 +22,20 @@ __all__ = ["AUTOTUNE", "Project", "Pipeline", "Dataset", "ops"]
 AUTOTUNE = "AUTOTUNE"
 _OPS = {op["name"]: op for op in json.loads(_sluice.ops_json())}
 
+# A pipeline runs on a pool of worker threads that lives as long as the process. fork() copies
+# only the forking thread, so a process forked after a pipeline ran (DataLoader workers start
+# that way by default) would wait forever on threads it does not have: it is refused instead.
+_pipelines_started = False
+_forked_after_start = False
+
+
+def _after_fork_in_child():
+    global _forked_after_start
+    _forked_after_start = _forked_after_start or _pipelines_started
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
 
 def ops():
     """The pipeline ops (tf.data's names), as dicts: name, group, summary, params."""
@@ -55,6 +69,10 @@ class Project:
     def path(self):
         return self._core.path
 
+    @property
+    def folder(self):
+        return self._core.folder
+
     def pipeline(self, node=None, seed=None, threads=None):
         """The pipeline up to `node` (default: the project's output): an iterable of batches,
         each a dict of feature name -> numpy.ndarray. `threads`: the CPU budget (default: all cores)."""
@@ -67,7 +85,14 @@ class Pipeline:
     stops it (build a new one to go on)."""
 
     def __init__(self, project, node=None, seed=None, threads=None):
+        global _pipelines_started
+        if _forked_after_start:
+            raise RuntimeError(
+                "this process was forked from one that had already run a Sluice pipeline, whose worker threads a fork "
+                "does not copy: start DataLoader workers with multiprocessing_context='spawn' (sluice.torch.DataLoader "
+                "does), or create them before the parent runs a pipeline")
         self._core = _sluice.Pipeline(project._core, node, seed, int(threads or 0))
+        _pipelines_started = True
         self._passes = 0
 
     @property
