@@ -17,7 +17,7 @@ import os
 
 from . import _sluice
 
-__all__ = ["AUTOTUNE", "Project", "Pipeline", "Dataset", "ops"]
+__all__ = ["AUTOTUNE", "Project", "Pipeline", "Dataset", "ops", "run"]
 
 AUTOTUNE = "AUTOTUNE"
 _OPS = {op["name"]: op for op in json.loads(_sluice.ops_json())}
@@ -132,6 +132,20 @@ class Pipeline:
         """Say that a training loop works between batches, so stats() reports the input-bound
         share of its time."""
         self._core.set_consumer_attached(attached)
+
+
+def run(project, overrides=None, on_event=None, seed=None, threads=None, epochs=None):
+    """Trains a project's model headless, as `sluice run` does: `overrides` is a dict of its
+    --set keys ({"training.optimizer.learning_rate": 0.01, "nodes.batch.batch_size": 256}),
+    `on_event` receives each event of `sluice run --json` as a dict. Returns the outcome
+    ({"status": "ok", "steps", "epochs"}); a failed run raises RuntimeError with its message, an
+    exception raised by on_event (or Ctrl-C) stops the run and is raised here."""
+    if not isinstance(project, Project):
+        project = Project.load(project)
+    assignments = [f"{key}={json.dumps(value) if not isinstance(value, str) else value}"
+                   for key, value in (overrides or {}).items()]
+    callback = None if on_event is None else (lambda text: on_event(json.loads(text)))
+    return _sluice.train(project._core, assignments, seed, threads, epochs, callback)
 
 
 class Dataset:

@@ -8,6 +8,10 @@
 #include "pipeline/op_registry.h"
 #include "pipeline/pipeline.h"
 #include "project/project.h"
+#include "train/trainer.h"
+#include "train/training_config.h"
+
+#include <atomic>
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -148,6 +152,68 @@ std::string opsJson()
     return ops.dump();
 }
 
+// Trains the project as `sluice run` does, with `overrides` applied as its --set would, each
+// event handed to `onEvent` (the JSON of `sluice run --json`, as text) on this thread with the
+// GIL held. A Python exception in the callback, or Ctrl-C, stops the run between steps and is
+// raised here; a run that fails raises RuntimeError with its message.
+py::dict train(const Project &project, const std::vector<std::string> &overrides, std::optional<std::uint64_t> seed,
+               std::optional<int> threads, std::optional<int> epochs, py::object onEvent)
+{
+    nlohmann::json document = project.toJson();
+    for (const auto &assignment : overrides)
+        if (auto s = train::applySetting(document, assignment); !s.ok())
+            raise(s.error());
+    Project edited = valueOrRaise(Project::fromJson(document, project.folder(), project.path().empty() ? "project" : project.path()));
+    train::TrainingConfig config = valueOrRaise(train::parseTrainingConfig(edited));
+    if (seed)
+        config.seed = *seed;
+    if (threads)
+        config.threads = *threads;
+    if (epochs)
+        config.epochs = *epochs;
+
+    std::atomic<bool> cancel{false};
+    std::optional<py::error_already_set> pythonError;
+    auto stopWith = [&](py::error_already_set &&e) {
+        if (!pythonError)
+            pythonError.emplace(std::move(e));
+        cancel = true;
+    };
+    train::TrainerOptions options;
+    options.cancelFlag = &cancel;
+    options.onEvent = [&](const nlohmann::json &e) {
+        if (onEvent.is_none())
+            return;
+        py::gil_scoped_acquire acquire;
+        try {
+            onEvent(e.dump());
+        } catch (py::error_already_set &error) {
+            stopWith(std::move(error));
+        }
+    };
+    options.betweenSteps = [&] {
+        py::gil_scoped_acquire acquire;
+        if (PyErr_CheckSignals() != 0)
+            stopWith(py::error_already_set());
+    };
+    auto trainer = valueOrRaise(train::Trainer::create(edited, config, options));
+    train::RunOutcome outcome;
+    {
+        py::gil_scoped_release release;
+        outcome = trainer->run();
+    }
+    trainer.reset(); // its threads and the pipeline are gone before Python goes on
+    if (pythonError)
+        throw std::move(*pythonError);
+    if (outcome.status == train::RunStatus::Failed)
+        throw std::runtime_error(outcome.error ? outcome.error->message() : std::string("the run failed"));
+    py::dict result;
+    result["status"] = train::runStatusName(outcome.status);
+    result["steps"] = outcome.steps;
+    result["epochs"] = outcome.epochs;
+    return result;
+}
+
 } // namespace
 } // namespace sluice::python
 
@@ -182,4 +248,6 @@ PYBIND11_MODULE(_sluice, m)
         .def("element_spec", &PythonPipeline::elementSpec);
 
     m.def("ops_json", &sluice::python::opsJson);
+    m.def("train", &sluice::python::train, py::arg("project"), py::arg("overrides"), py::arg("seed"), py::arg("threads"),
+          py::arg("epochs"), py::arg("on_event"));
 }
