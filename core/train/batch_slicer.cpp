@@ -125,15 +125,21 @@ void sliceBatch(const Model &model, const pipeline::Element &batch, const Sample
 }
 
 bool gatherSlice(const Model &model, const pipeline::Element &batch, const SampleWeighting &weighting, std::int64_t begin, std::int64_t end,
-                 std::span<const std::size_t> blockOffsets, float *dst)
+                 std::span<const std::size_t> blockOffsets, float *dst, const std::function<void(const float *blockEnd)> &blockWritten)
 {
     const std::size_t rows = std::size_t(end - begin);
     std::size_t k = 0;
+    auto write = [&](const pipeline::Tensor &t) {
+        float *block = dst + rows * blockOffsets[k++];
+        toFloatInto(t, begin, end, block);
+        if (blockWritten)
+            blockWritten(block + std::size_t(end - begin) * std::size_t(rowElements(t)));
+    };
     for (const auto &in : model.inputs())
-        toFloatInto(batch.tensors[in.featureIndex], begin, end, dst + rows * blockOffsets[k++]);
+        write(batch.tensors[in.featureIndex]);
     const std::size_t firstTarget = k;
     for (const auto &out : model.outputs())
-        toFloatInto(batch.tensors[out.targetIndex], begin, end, dst + rows * blockOffsets[k++]);
+        write(batch.tensors[out.targetIndex]);
     float *weights = dst + rows * blockOffsets[k];
     const bool classWeighted = !weighting.classWeights.empty() && !model.outputs().empty();
     if (weighting.sampleWeightFeature)

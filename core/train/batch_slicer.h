@@ -6,6 +6,7 @@
 #include "io/error.h"
 #include "train/replica.h"
 
+#include <functional>
 #include <optional>
 #include <span>
 #include <utility>
@@ -35,9 +36,10 @@ void sliceBatch(const Model &model, const pipeline::Element &batch, const Sample
 // block k of a slice of R rows starting at dst + R * blockOffsets[k] (blockOffsets: the floats per
 // row of the blocks before it). Large slices are converted on the calling arena's threads.
 // Returns whether row weights were written (a sample-weight feature or class weights): the same
-// values sliceBatch gives.
+// values sliceBatch gives. `blockWritten`, when set, is called with the end of each input and
+// target block as soon as it is written (the GPU replica starts its copy to the device there).
 bool gatherSlice(const Model &model, const pipeline::Element &batch, const SampleWeighting &weighting, std::int64_t begin, std::int64_t end,
-                 std::span<const std::size_t> blockOffsets, float *dst);
+                 std::span<const std::size_t> blockOffsets, float *dst, const std::function<void(const float *blockEnd)> &blockWritten = {});
 
 // Splits `rows` as tf.distribute splits a global batch over `parts` replicas: as evenly as
 // possible, the first (rows % parts) replicas taking one more row. Returns parts+1 boundaries.

@@ -163,9 +163,22 @@ float *GpuReplica::beginStaging(std::int64_t rows, bool weighted)
     m_hasWeights = weighted;
     m_current ^= 1;
     Staging &s = m_staging[m_current];
-    if (s.used)
-        cuda::synchronizeEvent(s.copied); // its previous copy has left the pinned buffer
+    if (s.used) {
+        cuda::synchronizeEvent(s.copied);              // its previous copy has left the pinned buffer
+        cuda::waitEvent(m_device.copy, s.consumed);    // the pass two batches ago no longer reads the device buffer
+    }
+    m_uploaded = 0;
     return s.pinned;
+}
+
+void GpuReplica::uploadStaged(const float *end)
+{
+    Staging &s = m_staging[m_current];
+    const auto upTo = std::size_t(end - s.pinned);
+    if (upTo <= m_uploaded)
+        return;
+    cuda::copyToDevice(s.device.data() + m_uploaded, s.pinned + m_uploaded, (upTo - m_uploaded) * sizeof(float), m_device.copy);
+    m_uploaded = upTo;
 }
 
 const float *GpuReplica::stagedBlock(std::size_t block) const
@@ -177,7 +190,8 @@ void GpuReplica::stage(const pipeline::Element &batch, std::int64_t begin, std::
 {
     const bool weighted = weighting.sampleWeightFeature.has_value() || (!weighting.classWeights.empty() && !m_model.outputs().empty());
     float *pinned = beginStaging(end - begin, weighted);
-    gatherSlice(m_model, batch, weighting, begin, end, m_stagingOffsets, pinned);
+    // Each block's copy to the device starts while the next block is gathered.
+    gatherSlice(m_model, batch, weighting, begin, end, m_stagingOffsets, pinned, [this](const float *blockEnd) { uploadStaged(blockEnd); });
 }
 
 void GpuReplica::stage(const BatchSlice &slice)
@@ -194,24 +208,29 @@ void GpuReplica::stage(const BatchSlice &slice)
     if (m_hasWeights)
         sources.emplace_back(slice.weights.data(), rows);
     // Large batches are copied in 4 MiB pieces on the arena's threads: one thread's memcpy would
-    // hold the GPU back at hundreds of MiB a step.
-    constexpr std::size_t kPiece = std::size_t(1) << 20; // floats
+    // hold the GPU back at hundreds of MiB a step. The pieces fill the staging buffer in order, and
+    // every 16 of them (64 MiB) are queued to the device while the next ones are copied, so that
+    // the host's copy and the host-to-device transfer overlap instead of adding up.
+    constexpr std::size_t kPiece = std::size_t(1) << 20, kPiecesPerUpload = 16; // floats, pieces
     std::vector<std::tuple<float *, const float *, std::size_t>> pieces;
     for (std::size_t k = 0; k < sources.size(); ++k)
         for (std::size_t at = 0; at < sources[k].second; at += kPiece)
             pieces.emplace_back(pinned + rows * m_stagingOffsets[k] + at, sources[k].first + at, std::min(kPiece, sources[k].second - at));
-    oneapi::tbb::parallel_for(std::size_t(0), pieces.size(), [&](std::size_t i) {
-        const auto &[dst, src, n] = pieces[i];
-        std::memcpy(dst, src, n * sizeof(float));
-    });
+    for (std::size_t first = 0; first < pieces.size(); first += kPiecesPerUpload) {
+        const std::size_t last = std::min(pieces.size(), first + kPiecesPerUpload);
+        oneapi::tbb::parallel_for(first, last, [&](std::size_t i) {
+            const auto &[dst, src, n] = pieces[i];
+            std::memcpy(dst, src, n * sizeof(float));
+        });
+        const auto &[dst, src, n] = pieces[last - 1];
+        uploadStaged(dst + n);
+    }
 }
 
 void GpuReplica::upload()
 {
     Staging &s = m_staging[m_current];
-    if (s.used)
-        cuda::waitEvent(m_device.copy, s.consumed); // the pass two batches ago no longer reads the device buffer
-    cuda::copyToDevice(s.device.data(), s.pinned, std::size_t(m_rows) * m_stagingFloatsPerRow * sizeof(float), m_device.copy);
+    uploadStaged(s.pinned + std::size_t(m_rows) * m_stagingFloatsPerRow); // what stage() has not queued yet
     cuda::recordEvent(s.copied, m_device.copy);
     cuda::waitEvent(m_device.compute, s.copied);
     s.used = true;

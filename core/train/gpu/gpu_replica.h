@@ -64,7 +64,8 @@ public:
         m_rows = 0;
         m_hasWeights = false;
     }
-    // Queues the staged rows' copy on the copy stream; the compute stream waits for it.
+    // Queues the rest of the staged rows' copy on the copy stream (stage() queues blocks as they
+    // are written); the compute stream waits for it.
     void upload();
     void forward(const PassContext &ctx, const float *weights);
     // The losses' per-sample values and, for outputs whose metrics `holder` keeps, the
@@ -92,6 +93,8 @@ private:
         bool used = false;
     };
     float *beginStaging(std::int64_t rows, bool weighted); // the next pinned buffer, once free
+    // Queues the copy of the staged floats up to `end` (in the pinned buffer) that are not queued yet.
+    void uploadStaged(const float *end);
     const float *stagedBlock(std::size_t block) const;     // pinned: block k of the staged rows
     const float *inputPtr(std::size_t input) const;
     const float *targetPtr(std::size_t output) const;
@@ -110,6 +113,7 @@ private:
     std::size_t m_stagingFloatsPerRow = 0;
     Staging m_staging[2];
     int m_current = 0;                            // the staging buffer of the pass in flight
+    std::size_t m_uploaded = 0;                   // floats of it already queued to the device
     std::vector<cuda::DeviceBuffer<float>> m_values, m_grads, m_scratch;
     std::vector<LayerScratch> m_layerScratch;
     std::vector<bool> m_hasGrad;
