@@ -1,5 +1,7 @@
 #include "pipeline/map_functions.h"
 
+#include "pipeline/host_ops.h"
+
 #include "pipeline/runtime.h"
 
 #include <algorithm>
@@ -524,6 +526,8 @@ const std::vector<MapFunctionInfo> &mapFunctions()
         {"reshape", {"features", "shape"}, "tf.reshape of one feature (shape as the tensor has it, one dimension may be -1)"},
         {"gaussian_noise", {"features", "stddev", "seed"}, "x + N(0, stddev²) noise, reproducible from the seed"},
         {"concat", {"features", "name", "keep_inputs"}, "tf.concat of features along the last axis into a new feature `name`"},
+        {"python", {"callable", "output_signature"},
+         "a Python function \"module:function\" called with a dict of numpy arrays, returning one (tf.py_function / numpy_function)"},
     };
     return functions;
 }
@@ -556,6 +560,8 @@ std::unique_ptr<MapFunction> makeMapFunction(const std::string &name, BuildConte
         return std::make_unique<GaussianNoiseFunction>(context, params, spec);
     if (name == "concat")
         return std::make_unique<ConcatFunction>(params, spec);
+    if (name == "python")
+        return makeHostMapFunction(context, params, input);
     std::string known;
     for (const auto &f : mapFunctions())
         known += (known.empty() ? "" : ", ") + f.name;

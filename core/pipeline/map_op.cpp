@@ -100,7 +100,7 @@ std::shared_ptr<Dataset> buildMap(BuildContext &context, Params &params, const I
 void registerMapOps(std::vector<OpInfo> &ops)
 {
     std::vector<ParamInfo> params{
-        {"function", "enum:identity|cast|normalize|scale|clip|one_hot|reshape|gaussian_noise|concat", "", "the built-in function", true},
+        {"function", "enum:identity|cast|normalize|scale|clip|one_hot|reshape|gaussian_noise|concat|python", "", "the built-in function, or python", true},
         {"num_parallel_calls", "int|AUTOTUNE", "", "elements mapped at once (absent: one at a time, in order)"},
         {"deterministic", "bool", "true", "keep input order when mapping in parallel"},
         {"features", "feature|list", "", "the feature(s) the function applies to (absent: cast converts every numeric feature; the other functions need it)"},
@@ -118,10 +118,13 @@ void registerMapOps(std::vector<OpInfo> &ops)
         {"seed", "int", "", "gaussian_noise: random seed (absent: from the pipeline seed, else random)"},
         {"name", "string", "", "concat: the new feature's name (needed by concat)"},
         {"keep_inputs", "bool", "true", "concat: keep the concatenated features too"},
+        {"callable", "string", "", "python: \"module:function\", found next to the project or on its python_path (needed by python)"},
+        {"output_signature", "object", "",
+         "python: each returned feature's {\"dtype\", \"shape\"} (absent: learned by calling the function once on zeros)"},
     };
     ops.push_back({"map", "transformations",
                    "Applies a built-in function to every element (tf.data map with a function such as tf.cast or a Keras "
-                   "preprocessing layer).",
+                   "preprocessing layer), or a Python function where Sluice is used from Python (tf.py_function).",
                    std::move(params), 1, 1, buildMap});
 }
 

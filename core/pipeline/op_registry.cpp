@@ -14,6 +14,7 @@ const std::vector<OpInfo> &allOps()
         registerShuffleOps(all);
         registerMapOps(all);
         registerPerformanceOps(all);
+        registerHostOps(all);
         return all;
     }();
     return ops;

@@ -56,6 +56,7 @@ void registerBatchOps(std::vector<OpInfo> &ops);
 void registerShuffleOps(std::vector<OpInfo> &ops);
 void registerMapOps(std::vector<OpInfo> &ops);
 void registerPerformanceOps(std::vector<OpInfo> &ops);
+void registerHostOps(std::vector<OpInfo> &ops); // host_ops.cpp: from_generator
 void registerCacheOp(std::vector<OpInfo> &ops);
 
 } // namespace sluice::pipeline

@@ -260,6 +260,8 @@ PipelineSnapshot Pipeline::Impl::snapshot() const
         }
         if (s->readsMappedRows)
             st.storage = storageSnapshot(*s, elapsed, snap.storageReadBytes, rowsRead);
+        st.pythonSeconds = double(s->hostNs.load()) * 1e-9;
+        st.gilWaitSeconds = double(s->hostWaitNs.load()) * 1e-9;
         // A mapped source's rows are copied by the fused batch's tasks, several at once.
         // Stages below a parallel interleave run in its slots.
         const int workers = st.storage && !st.async ? std::max(1, s->storage.readers.load())
@@ -273,7 +275,9 @@ PipelineSnapshot Pipeline::Impl::snapshot() const
             std::snprintf(text, sizeof text, "%s busy %.0f%% of the time on %d thread%s", st.op.c_str(), 100 * st.utilisation,
                           workers, workers > 1 ? "s" : "");
             snap.bottleneckReason = text;
-            if (const std::string storage = storageBottleneckReason(st); !storage.empty())
+            if (const std::string python = pythonBottleneckReason(st); !python.empty())
+                snap.bottleneckReason += "; " + python;
+            else if (const std::string storage = storageBottleneckReason(st); !storage.empty())
                 snap.bottleneckReason += "; " + storage;
             else if (st.storage && !st.async && readsFromStorage(*st.storage))
                 snap.bottleneckReason += "; copying rows out of the mapping on the fused batch's tasks, " +

@@ -1,5 +1,6 @@
 #include "pipeline/pipeline_stats.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace sluice::pipeline {
@@ -100,6 +101,26 @@ std::string storageBottleneckReason(const StageSnapshot &stage)
     return text;
 }
 
+std::string pythonBottleneckReason(const StageSnapshot &stage)
+{
+    const double python = stage.pythonSeconds, wait = stage.gilWaitSeconds;
+    if (python + wait <= 0)
+        return {};
+    const double busy = std::max(stage.busySeconds, python + wait);
+    char text[400];
+    if (wait >= 0.25 * (python + wait))
+        std::snprintf(text, sizeof text,
+                      "%.0f%% of its time waiting for Python's GIL and %.0f%% inside the Python function: Python runs one call at a "
+                      "time, so more num_parallel_calls will not help; vectorise the function (batch first, then map over whole batches)",
+                      100 * wait / busy, 100 * python / busy);
+    else
+        std::snprintf(text, sizeof text,
+                      "%.0f%% of its time inside the Python function; vectorise it (batch first, then map over whole batches) or move "
+                      "the work into built-in functions",
+                      100 * python / busy);
+    return text;
+}
+
 nlohmann::json PipelineSnapshot::toJson() const
 {
     nlohmann::json stagesJson = nlohmann::json::array();
@@ -123,6 +144,10 @@ nlohmann::json PipelineSnapshot::toJson() const
             j["tuned"] = s.tuned;
         if (s.storage)
             j["storage"] = s.storage->toJson();
+        if (s.pythonSeconds + s.gilWaitSeconds > 0) {
+            j["python_s"] = s.pythonSeconds;
+            j["gil_wait_s"] = s.gilWaitSeconds;
+        }
         stagesJson.push_back(std::move(j));
     }
     nlohmann::json j{{"elapsed_s", elapsedSeconds},

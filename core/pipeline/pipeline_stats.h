@@ -55,6 +55,8 @@ struct StageSnapshot
     int parallelism = 0;           // async: tasks at once (0: sync)
     std::map<std::string, int> tuned; // AUTOTUNE'd parameters and their current values
     std::optional<StorageSnapshot> storage; // mapped sources
+    double pythonSeconds = 0;      // inside its Python function (map, filter predicate, generator)
+    double gilWaitSeconds = 0;     // waiting for Python's GIL before a call could start
 };
 
 // Whether the source's rows come from storage rather than the page cache (pages read per row).
@@ -62,6 +64,9 @@ bool readsFromStorage(const StorageSnapshot &s);
 // The bottleneck's reason when its time goes to waiting for storage: the read rate, the wait
 // share, readahead amplification and what would help. Empty when storage is not what limits it.
 std::string storageBottleneckReason(const StageSnapshot &stage);
+// The bottleneck's reason when its time goes to a Python function: inside it, or waiting for the
+// GIL (then more parallel calls cannot help, vectorising can). Empty for stages without one.
+std::string pythonBottleneckReason(const StageSnapshot &stage);
 
 enum class InputBound { None, Moderately, Highly };
 const char *inputBoundName(InputBound verdict); // "not input-bound", "moderately input-bound", "highly input-bound"

@@ -70,6 +70,10 @@ struct StageStats
     std::string storageDevice;
     double storageDeviceIops = 0;
     StorageStats storage;
+    // Host (Python) functions of the node (host_functions.h): time inside them, and time waiting
+    // for the interpreter (Python's GIL) before a call could start.
+    std::atomic<std::int64_t> hostNs{0};
+    std::atomic<std::int64_t> hostWaitNs{0};
 
     void add(std::atomic<std::int64_t> &counter, std::int64_t ns) { counter.fetch_add(ns, std::memory_order_relaxed); }
 };

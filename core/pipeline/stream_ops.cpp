@@ -2,6 +2,7 @@
 // zip. take / skip / shard over a random-access input stay random-access (index arithmetic),
 // so a later batch still gathers straight from the mapping.
 #include "pipeline/build_context.h"
+#include "pipeline/host_ops.h"
 #include "pipeline/op_registry.h"
 #include "pipeline/random_access.h"
 #include "pipeline/runtime.h"
@@ -195,6 +196,8 @@ std::shared_ptr<Dataset> buildRepeat(BuildContext &context, Params &params, cons
 std::shared_ptr<Dataset> buildFilter(BuildContext &context, Params &params, const Inputs &inputs)
 {
     DatasetPtr input = inputs.at(0);
+    if (params.has("predicate"))
+        return buildHostFilter(context, params, input);
     const std::string feature = params.string("feature", std::nullopt);
     const std::string op = params.choice("op", "==", {"==", "!=", "<", "<=", ">", ">="});
     const double value = params.number("value", std::nullopt);
@@ -371,10 +374,14 @@ void registerStreamOps(std::vector<OpInfo> &ops)
                    buildShard});
     ops.push_back({"repeat", "transformations", "The input count times (forever with -1 or no count), as tf.data repeat.",
                    {{"count", "int", "-1", "passes; -1 repeats forever"}}, 1, 1, buildRepeat});
-    ops.push_back({"filter", "transformations", "Keeps elements whose scalar feature compares true with value (tf.data filter).",
-                   {{"feature", "feature", "", "a numeric scalar feature", true},
+    ops.push_back({"filter", "transformations",
+                   "Keeps elements whose scalar feature compares true with value, or for which a Python predicate returns true "
+                   "(tf.data filter).",
+                   {{"feature", "feature", "", "a numeric scalar feature (needed without predicate)"},
                     {"op", "enum:==|!=|<|<=|>|>=", "==", "comparison"},
-                    {"value", "number", "", "what the feature is compared with", true}},
+                    {"value", "number", "", "what the feature is compared with (needed without predicate)"},
+                    {"predicate", "string", "",
+                     "\"module:function\" called with a dict of numpy arrays, returning true to keep the element (absent: the comparison)"}},
                    1, 1, buildFilter});
     ops.push_back({"unbatch", "transformations", "Splits each element along its first dimension, as tf.data unbatch.", {}, 1, 1,
                    buildUnbatch});

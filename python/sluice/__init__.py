@@ -12,8 +12,12 @@ that share the pipeline's own buffers (no copy).
 A fresh batch buffer is writable, so numpy's ``__dlpack__`` hands it to ``torch.from_dlpack``
 without a copy; rows viewed straight from a memory-mapped file are read-only.
 """
+import importlib
+import inspect
 import json
 import os
+import sys
+import threading
 
 from . import _sluice
 
@@ -35,6 +39,84 @@ def _after_fork_in_child():
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+# Python functions in pipelines are named "module:function" in projects. Functions handed over as
+# objects are remembered here under that name, or under "<python>:ID" when no import can find
+# them (a lambda, a nested function): those run in this process but cannot be saved.
+_callables = {}
+_module_stamps = {}  # module name -> modification time of its file when imported
+_import_lock = threading.Lock()
+
+
+def _callable_name(function):
+    if not callable(function):
+        raise TypeError(f"expected a function, got {type(function).__name__}")
+    module = getattr(function, "__module__", None)
+    qualname = getattr(function, "__qualname__", None)
+    if module and qualname and "<" not in qualname:
+        name = f"{module}:{qualname}"
+    else:
+        name = f"<python>:{id(function)}"
+    _callables[name] = function
+    return name
+
+
+def _unsaveable(name):
+    return name.startswith("<python>:") or name.startswith("__main__:")
+
+
+def _module_file_stamp(module):
+    path = getattr(module, "__file__", None)
+    try:
+        return os.stat(path).st_mtime_ns if path else None
+    except OSError:
+        return None
+
+
+def _resolve_callable(name, search_path):
+    """The function a pipeline names ("module:function"), importing its module with the project's
+    folders first on sys.path; a module whose file changed since it was imported is reloaded."""
+    if name in _callables:
+        return _callables[name]
+    module_name, _, qualname = name.partition(":")
+    with _import_lock:
+        added = [p for p in search_path if p not in sys.path]
+        sys.path[:0] = added
+        try:
+            module = sys.modules.get(module_name)
+            if module is None:
+                module = importlib.import_module(module_name)
+            elif _module_stamps.get(module_name) not in (None, _module_file_stamp(module)):
+                module = importlib.reload(module)
+            _module_stamps[module_name] = _module_file_stamp(module)
+        finally:
+            for p in added:
+                if p in sys.path:
+                    sys.path.remove(p)
+    target = module
+    for part in qualname.split("."):
+        if not hasattr(target, part):
+            raise AttributeError(f"module {module_name!r} ({getattr(module, '__file__', 'built in')}) has no {qualname!r}")
+        target = getattr(target, part)
+    if not callable(target):
+        raise TypeError(f"{name} is a {type(target).__name__}, not a function")
+    return target
+
+
+def _signature(output_signature):
+    """{"x": ("float32", [None, 3])} or {"x": {"dtype": ..., "shape": ...}} or numpy dtypes -> the project's form."""
+    out = {}
+    for feature, spec in output_signature.items():
+        if isinstance(spec, dict):
+            dtype, shape = spec["dtype"], spec.get("shape", [])
+        elif isinstance(spec, (tuple, list)) and len(spec) == 2:
+            dtype, shape = spec
+        else:
+            raise TypeError(f"output_signature[{feature!r}]: give (dtype, shape) or {{'dtype': ..., 'shape': ...}}")
+        dtype = getattr(dtype, "name", None) or getattr(getattr(dtype, "dtype", None), "name", None) or str(dtype)
+        out[feature] = {"dtype": dtype, "shape": [None if d is None or d == -1 else int(d) for d in shape]}
+    return out
 
 
 def ops():
@@ -175,6 +257,25 @@ class Dataset:
             node_id, i = f"{op}_{i}", i + 1
         return Dataset(self._nodes + [{"id": node_id, "op": op, "params": params}], self._folder)
 
+    def map(self, function, *args, **kwargs):
+        """tf.data's map: a built-in function by name (`sluice ops`), or a Python function called
+        with a dict of numpy arrays and returning one (as tf.py_function; batch first to call it
+        once per batch). `output_signature` fixes what it returns; without it the function is
+        called once on zeros shaped as its input to learn that."""
+        if callable(function):
+            params = {"function": "python", "callable": _callable_name(function)}
+            if "output_signature" in kwargs:
+                kwargs["output_signature"] = _signature(kwargs["output_signature"])
+            return self._then("map", (), {**params, **dict(zip(["num_parallel_calls", "deterministic"], args)), **kwargs})
+        return self._then("map", (function,) + args, kwargs)
+
+    def filter(self, predicate=None, *args, **kwargs):
+        """tf.data's filter: a Python predicate over a dict of numpy arrays, or the built-in
+        comparison (feature, op, value)."""
+        if callable(predicate):
+            return self._then("filter", (), {"predicate": _callable_name(predicate)})
+        return self._then("filter", ((predicate,) if predicate is not None else ()) + args, kwargs)
+
     def __getattr__(self, name):
         info = _OPS.get(name)
         if info is None or info["group"] == "sources":
@@ -190,7 +291,15 @@ class Dataset:
         return Project.from_dict(self.to_dict(name), self._folder)
 
     def save_project(self, path, name=None):
-        """Writes the chain as a project file (relative data paths resolve against its folder)."""
+        """Writes the chain as a project file (relative data paths resolve against its folder).
+        Python functions are saved by name: they must be importable from a module."""
+        for node in self._nodes:
+            for key in ("callable", "predicate", "generator"):
+                value = node["params"].get(key)
+                if isinstance(value, str) and _unsaveable(value):
+                    raise ValueError(f"node {node['id']!r}: the function {_callables[value].__qualname__!r} cannot be saved in a "
+                                     "project (a lambda, a nested function or one defined in __main__): define it at the top "
+                                     "level of a module next to the project")
         name = name or os.path.splitext(os.path.basename(os.fspath(path)))[0]
         self.project(name).save(path)
 
@@ -213,3 +322,11 @@ for _name, _info in _OPS.items():
     if _info["group"] == "sources":
         globals()[_name] = _source(_name)
         __all__.append(_name)
+
+
+def from_generator(generator, output_signature, folder="."):
+    """tf.data.Dataset.from_generator: `generator` is called with no arguments at the start of
+    each pass and yields dicts of arrays, checked against `output_signature` ({"x": ("float32",
+    [3]), ...}; None for a size not known ahead)."""
+    return Dataset([], os.path.abspath(os.fspath(folder)))._then(
+        "from_generator", (), {"generator": _callable_name(generator), "output_signature": _signature(output_signature)})

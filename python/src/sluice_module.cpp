@@ -5,6 +5,9 @@
 // the project file, `sluice run --json` and Python.
 //
 // Threading: the GIL is released while a pipeline is waited on; every call comes from Python.
+#include "numpy_convert.h"
+#include "python_host.h"
+
 #include "pipeline/op_registry.h"
 #include "pipeline/pipeline.h"
 #include "project/project.h"
@@ -41,49 +44,6 @@ template <typename T> T valueOrRaise(Result<T> result)
     return std::move(result).value();
 }
 
-const char *numpyDtype(DType t)
-{
-    switch (t) {
-    case DType::Bool: return "bool";
-    case DType::Int8: return "int8";
-    case DType::Int16: return "int16";
-    case DType::Int32: return "int32";
-    case DType::Int64: return "int64";
-    case DType::UInt8: return "uint8";
-    case DType::UInt16: return "uint16";
-    case DType::UInt32: return "uint32";
-    case DType::UInt64: return "uint64";
-    case DType::Float16: return "float16";
-    case DType::Float32: return "float32";
-    case DType::Float64: return "float64";
-    }
-    return "uint8";
-}
-
-// A numpy array over the tensor's bytes, which the array keeps alive. Bytes nobody else holds
-// (a fresh batch buffer) are writable, so that numpy's __dlpack__ (and torch.from_dlpack) take
-// them; views into file mappings or buffers shared with the pipeline (a cache) are read-only.
-py::object toNumpy(pipeline::Tensor &&tensor)
-{
-    py::tuple shape(tensor.shape().size());
-    for (std::size_t i = 0; i < tensor.shape().size(); ++i)
-        shape[i] = tensor.shape()[i];
-    if (tensor.isString()) { // byte strings: an object array of bytes (a copy, as tf.data's .numpy())
-        py::list values;
-        for (const auto &s : tensor.stringValues())
-            values.append(py::bytes(s));
-        return py::module_::import("numpy").attr("array")(values, "object").attr("reshape")(shape);
-    }
-    const bool writable = tensor.exclusivelyOwned();
-    auto *held = new pipeline::Tensor(std::move(tensor));
-    py::capsule owner(held, [](void *p) { delete static_cast<pipeline::Tensor *>(p); });
-    std::vector<py::ssize_t> dims(held->shape().begin(), held->shape().end());
-    py::array array(py::dtype(numpyDtype(held->dtype())), dims, {}, held->data(), owner);
-    if (!writable)
-        py::detail::array_proxy(array.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
-    return array;
-}
-
 class PythonPipeline
 {
 public:
@@ -93,7 +53,13 @@ public:
         options.outputNode = std::move(node);
         options.seed = seed;
         options.threads = threads;
-        m_pipeline = valueOrRaise(pipeline::Pipeline::build(project, std::move(options)));
+        // Without the GIL: Python functions in the pipeline are called (traced) while it is built.
+        Result<std::unique_ptr<pipeline::Pipeline>> built = Error::invalid("pipeline", "not built");
+        {
+            py::gil_scoped_release release;
+            built = pipeline::Pipeline::build(project, std::move(options));
+        }
+        m_pipeline = valueOrRaise(std::move(built));
         for (const auto &f : m_pipeline->elementSpec().features)
             m_names.push_back(f.name);
     }
@@ -127,7 +93,18 @@ public:
         return out;
     }
 
-    void restart() { m_pipeline->restart(); }
+    // The pipeline's tasks may be waiting for the GIL to call a Python function: stopping them
+    // (restart, destruction) happens without it.
+    ~PythonPipeline()
+    {
+        py::gil_scoped_release release;
+        m_pipeline.reset();
+    }
+    void restart()
+    {
+        py::gil_scoped_release release;
+        m_pipeline->restart();
+    }
     void setConsumerAttached(bool attached) { m_pipeline->setConsumerAttached(attached); }
     std::string snapshotJson() const { return m_pipeline->snapshot().toJson().dump(); }
     std::vector<std::string> featureNames() const { return m_names; }
@@ -196,13 +173,20 @@ py::dict train(const Project &project, const std::vector<std::string> &overrides
         if (PyErr_CheckSignals() != 0)
             stopWith(py::error_already_set());
     };
-    auto trainer = valueOrRaise(train::Trainer::create(edited, config, options));
     train::RunOutcome outcome;
+    std::optional<Error> refused;
     {
-        py::gil_scoped_release release;
-        outcome = trainer->run();
+        py::gil_scoped_release release; // the pipeline's Python functions run on its threads
+        auto created = train::Trainer::create(edited, config, options);
+        if (created.ok()) {
+            auto trainer = std::move(created).value();
+            outcome = trainer->run();
+        } else {
+            refused = created.error();
+        } // the trainer's threads and the pipeline are gone before Python goes on
     }
-    trainer.reset(); // its threads and the pipeline are gone before Python goes on
+    if (refused)
+        raise(*refused);
     if (pythonError)
         throw std::move(*pythonError);
     if (outcome.status == train::RunStatus::Failed)
@@ -223,6 +207,7 @@ PYBIND11_MODULE(_sluice, m)
     using sluice::python::PythonPipeline;
     using sluice::python::valueOrRaise;
     m.doc() = "Sluice's core: projects, pipelines and the op registry (use the `sluice` package).";
+    sluice::python::installPythonHost();
 
     py::class_<Project>(m, "Project")
         .def_static("load", [](const std::string &path) { return valueOrRaise(Project::load(path)); }, py::arg("path"))
