@@ -245,10 +245,12 @@ private Q_SLOTS:
                 required[op["name"].get<std::string>() + "." + p["name"].get<std::string>()] = p["required"].get<bool>();
             }
         for (const char *name : {"batch.batch_size", "prefetch.buffer_size", "range.stop", "shuffle.buffer_size", "from_npy.features",
-                                 "from_csv.filenames", "from_tfrecord.features", "map.function", "shard.index", "take.count", "filter.value"})
+                                 "from_csv.filenames", "from_tfrecord.features", "map.function", "shard.index", "take.count",
+                                 "from_generator.generator", "from_generator.output_signature"})
             QVERIFY2(required.at(name), name);
         for (const char *name : {"global_shuffle.seed", "shuffle.seed", "cache.filename", "from_tfrecord.compression_type",
-                                 "map.num_parallel_calls", "map.features", "interleave.num_parallel_calls", "from_csv.na_value", "range.step"})
+                                 "map.num_parallel_calls", "map.features", "interleave.num_parallel_calls", "from_csv.na_value", "range.step",
+                                 "filter.value", "filter.predicate", "map.callable"})
             QVERIFY2(!required.at(name), name);
         QVERIFY(doc.contains("| `seed` | int | optional | random seed (absent: from the pipeline seed, else random) |"));
         QVERIFY(doc.contains("| `batch_size` | int | required |"));

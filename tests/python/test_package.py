@@ -2,15 +2,13 @@
 tf.data-style chain, statistics, errors as the CLI words them, and Ctrl-C."""
 import json
 import os
-import signal
 import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
 
 import sluice
+from conftest import assert_ctrl_c_stops
 
 
 def classic(folder, seed=7, batch=256):
@@ -114,23 +112,7 @@ def test_errors_are_the_clis(tmp_path, regression):
 
 def test_ctrl_c_stops_iteration_cleanly(regression):
     """SIGINT while a pipeline is being read raises KeyboardInterrupt; the process ends at once."""
-    script = textwrap.dedent(f"""
+    assert_ctrl_c_stops(f"""
         import sys, sluice
         ds = sluice.from_npy({{"x": "x.npy"}}, folder={str(regression)!r}).repeat().batch(64).prefetch(2)
-        print("reading", flush=True)
-        try:
-            for batch in ds.pipeline(threads=2):
-                pass
-        except KeyboardInterrupt:
-            print("interrupted", flush=True)
-            sys.exit(3)
     """)
-    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             env=os.environ.copy(), text=True)
-    assert child.stdout.readline().strip() == "reading"
-    import time
-    time.sleep(0.5)
-    child.send_signal(signal.SIGINT)
-    out, err = child.communicate(timeout=30)
-    assert child.returncode == 3, err
-    assert "interrupted" in out
