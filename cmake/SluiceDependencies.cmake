@@ -9,11 +9,13 @@ find_package(Threads REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
 add_feature_info(OpenBLAS OPENBLAS_FOUND "CPU backend matrix products (sgemm ${OPENBLAS_VERSION}, single-threaded, split over oneTBB tasks)")
-find_package(Qt6 6.2 REQUIRED COMPONENTS Core Widgets Test PrintSupport Svg)
-# QCustomPlot draws the workbench's live charts (Debian libqcustomplot-dev, built for Qt 6).
-find_package(QCustomPlotQt6 REQUIRED)
-set_package_properties(QCustomPlotQt6 PROPERTIES TYPE REQUIRED PURPOSE "The workbench's live charts")
-set_package_properties(Qt6 PROPERTIES TYPE REQUIRED PURPOSE "Command line, workbench and Qt Test (never in core)")
+if(NOT SLUICE_PYTHON_PACKAGE_ONLY)
+  find_package(Qt6 6.2 REQUIRED COMPONENTS Core Widgets Test PrintSupport Svg)
+  # QCustomPlot draws the workbench's live charts (Debian libqcustomplot-dev, built for Qt 6).
+  find_package(QCustomPlotQt6 REQUIRED)
+  set_package_properties(QCustomPlotQt6 PROPERTIES TYPE REQUIRED PURPOSE "The workbench's live charts")
+  set_package_properties(Qt6 PROPERTIES TYPE REQUIRED PURPOSE "Command line, workbench and Qt Test (never in core)")
+endif()
 
 # --- CUDA (optional) -------------------------------------------------------
 set(SLUICE_HAVE_CUDA OFF)

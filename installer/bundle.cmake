@@ -33,6 +33,9 @@ foreach(plugin IN LISTS plugins)
   endif()
 endforeach()
 file(WRITE "${root}/bin/qt.conf" "[Paths]\nPrefix = ..\nPlugins = plugins\n")
+# The Python package (`import sluice` with PYTHONPATH=<package>/lib/python3/dist-packages), when
+# the build has it: its extension module needs the same libraries as the executable.
+file(GLOB python_modules "${root}/lib/python3/dist-packages/sluice/_sluice*.so")
 
 # glibc (its parts must come from one build: the machine's) and the GPU driver's user-space
 # libraries (they must match the kernel module). cuBLAS and NCCL are loaded from the machine's
@@ -44,7 +47,7 @@ set(system_libraries
   "^libGLX_" "^libEGL_")
 file(GET_RUNTIME_DEPENDENCIES
   EXECUTABLES "${root}/bin/sluice"
-  MODULES ${modules}
+  MODULES ${modules} ${python_modules}
   DIRECTORIES ${CPACK_SLUICE_LIBRARY_DIRS}
   PRE_EXCLUDE_REGEXES ${system_libraries}
   RESOLVED_DEPENDENCIES_VAR libraries
@@ -71,6 +74,9 @@ endforeach()
 set_runpath("${root}/bin/sluice" "$ORIGIN/../lib")
 foreach(module IN LISTS modules)
   set_runpath("${module}" "$ORIGIN/../../lib")
+endforeach()
+foreach(module IN LISTS python_modules) # lib/python3/dist-packages/sluice/
+  set_runpath("${module}" "$ORIGIN/../../..")
 endforeach()
 list(LENGTH libraries count)
 message(STATUS "bundle.cmake: ${count} libraries and the Qt plugins bundled")

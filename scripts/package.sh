@@ -23,8 +23,13 @@ out="${2:-$dir/packages}"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 
-# Only what the packages hold; the rest of the build (tests, benchmarks) is not needed.
-cmake --build "$dir" --target sluice sluice_manpage sluice_icons
+# Only what the packages hold; the rest of the build (tests, benchmarks) is not needed. The
+# Python package goes in where the build has it.
+targets=(sluice sluice_manpage sluice_icons)
+if cmake --build "$dir" --target help 2>/dev/null | grep -qw '_sluice'; then
+    targets+=(_sluice)
+fi
+cmake --build "$dir" --target "${targets[@]}"
 
 rm -f "$out"/sluice_*.deb "$out"/sluice-*.tar.gz
 log="$out/cpack.log"

@@ -183,6 +183,8 @@ private Q_SLOTS:
         for (const QString &category : QDir(m_tgzRoot + "/plugins").entryList(QDir::Dirs | QDir::NoDotAndDotDot))
             for (const QFileInfo &f : QDir(m_tgzRoot + "/plugins/" + category).entryInfoList({"*.so"}, QDir::Files))
                 files << f.filePath();
+        for (const QFileInfo &f : QDir(m_tgzRoot + "/lib/python3/dist-packages/sluice").entryInfoList({"*.so"}, QDir::Files))
+            files << f.filePath();
         QVERIFY(files.size() > 20);
         QVERIFY(QFileInfo::exists(m_tgzRoot + "/plugins/platforms/libqoffscreen.so"));
         QVERIFY(QFileInfo::exists(m_tgzRoot + "/plugins/platforms/libqxcb.so"));
@@ -219,6 +221,34 @@ private Q_SLOTS:
                 QVERIFY2(minor <= 36, qPrintable(file + " needs GLIBC_2." + QString::number(minor)));
             }
         }
+    }
+
+    // `import sluice` from both packages: Debian's dist-packages in the .deb, and the relocatable
+    // one's lib/python3/dist-packages, whose extension module finds its libraries in the package.
+    void pythonPackageShipsInBoth()
+    {
+#ifndef SLUICE_PYTHON
+        QSKIP("this build has no Python package (SLUICE_WITH_PYTHON)");
+#else
+        for (const QString &dir : {m_debRoot + "/usr/lib/python3/dist-packages/sluice", m_tgzRoot + "/lib/python3/dist-packages/sluice"}) {
+            for (const char *file : {"__init__.py", "torch.py", "tf.py"})
+                QVERIFY2(QFileInfo::exists(dir + "/" + file), qPrintable(dir + "/" + file));
+            QCOMPARE(QDir(dir).entryList({"_sluice*.so"}, QDir::Files).size(), 1);
+        }
+        QProcessEnvironment env = strippedEnvironment();
+        env.insert("PYTHONPATH", m_tgzRoot + "/lib/python3/dist-packages");
+        env.insert("PYTHONDONTWRITEBYTECODE", "1");
+        if (const QString preload = SLUICE_PYTHON_PRELOAD; !preload.isEmpty()) { // an instrumented module
+            env.insert("LD_PRELOAD", preload);
+            env.insert("ASAN_OPTIONS", "detect_leaks=0");
+        }
+        const Result r = run(SLUICE_PYTHON, {"-c", "import sluice; print(sluice.__file__); "
+                                                   "print([int(b['value'].sum()) for b in sluice.range(stop=10).batch(5)])"},
+                             env);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
+        QVERIFY2(r.out.startsWith(m_tgzRoot + "/lib/python3/dist-packages/sluice/__init__.py"), qPrintable(r.out));
+        QVERIFY2(r.out.contains("[10, 35]"), qPrintable(r.out));
+#endif
     }
 
     void tgzInspectsAndRunsFromAnywhere()

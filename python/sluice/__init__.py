@@ -19,7 +19,15 @@ import os
 import sys
 import threading
 
+import numpy
+
 from . import _sluice
+
+if int(numpy.__version__.split(".")[0]) >= 2 and tuple(_sluice.pybind11_version) < (2, 12):
+    raise ImportError(
+        f"this build of sluice uses pybind11 {'.'.join(map(str, _sluice.pybind11_version))}, which cannot read numpy "
+        f"{numpy.__version__}'s arrays (numpy 2 needs pybind11 2.12 or later): install the package with "
+        "`pip install ./python` from the source tree (it builds with a current pybind11), or use numpy 1.x")
 
 __all__ = ["AUTOTUNE", "Project", "Pipeline", "Dataset", "ops", "run"]
 
@@ -184,6 +192,10 @@ class Pipeline:
     @property
     def element_spec(self):
         return self._core.element_spec()
+
+    def feature_specs(self):
+        """[(name, dtype, shape)] per feature; None in a shape where a size is not known ahead."""
+        return [(name, dtype, tuple(None if d < 0 else d for d in shape)) for name, dtype, shape in self._core.feature_specs()]
 
     def __iter__(self):
         if self._passes:

@@ -109,6 +109,14 @@ public:
     std::string snapshotJson() const { return m_pipeline->snapshot().toJson().dump(); }
     std::vector<std::string> featureNames() const { return m_names; }
     std::string elementSpec() const { return m_pipeline->elementSpec().text(); }
+    // (name, dtype, shape with -1 where a size is not known ahead) per feature.
+    std::vector<std::tuple<std::string, std::string, std::vector<std::int64_t>>> featureSpecs() const
+    {
+        std::vector<std::tuple<std::string, std::string, std::vector<std::int64_t>>> specs;
+        for (const auto &f : m_pipeline->elementSpec().features)
+            specs.emplace_back(f.name, f.type.name(), std::vector<std::int64_t>(f.shape.begin(), f.shape.end()));
+        return specs;
+    }
 
 private:
     std::unique_ptr<pipeline::Pipeline> m_pipeline;
@@ -208,6 +216,8 @@ PYBIND11_MODULE(_sluice, m)
     using sluice::python::valueOrRaise;
     m.doc() = "Sluice's core: projects, pipelines and the op registry (use the `sluice` package).";
     sluice::python::installPythonHost();
+    // numpy 2 changed the array descriptor's layout; pybind11 reads it correctly from 2.12 on.
+    m.attr("pybind11_version") = py::make_tuple(PYBIND11_VERSION_MAJOR, PYBIND11_VERSION_MINOR);
 
     py::class_<Project>(m, "Project")
         .def_static("load", [](const std::string &path) { return valueOrRaise(Project::load(path)); }, py::arg("path"))
@@ -230,7 +240,8 @@ PYBIND11_MODULE(_sluice, m)
         .def("set_consumer_attached", &PythonPipeline::setConsumerAttached)
         .def("snapshot_json", &PythonPipeline::snapshotJson)
         .def("feature_names", &PythonPipeline::featureNames)
-        .def("element_spec", &PythonPipeline::elementSpec);
+        .def("element_spec", &PythonPipeline::elementSpec)
+        .def("feature_specs", &PythonPipeline::featureSpecs);
 
     m.def("ops_json", &sluice::python::opsJson);
     m.def("train", &sluice::python::train, py::arg("project"), py::arg("overrides"), py::arg("seed"), py::arg("threads"),
