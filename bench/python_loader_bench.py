@@ -39,8 +39,8 @@ def dataloader_batches(folder, batch, workers, seed):
     data = BatchedNpy(folder)
     sampler = torch.utils.data.BatchSampler(torch.utils.data.RandomSampler(data, generator=torch.Generator().manual_seed(seed)),
                                             batch_size=batch, drop_last=True)
-    loader = torch.utils.data.DataLoader(data, sampler=sampler, batch_size=None, num_workers=workers,
-                                         persistent_workers=workers > 0, prefetch_factor=4 if workers else None)
+    parallel = {"persistent_workers": True, "prefetch_factor": 4} if workers else {}
+    loader = torch.utils.data.DataLoader(data, sampler=sampler, batch_size=None, num_workers=workers, **parallel)
     return loader
 
 
@@ -91,13 +91,14 @@ def main():
     p.add_argument("--data", required=True, help="folder with x.npy and y.npy")
     p.add_argument("--mode", choices=["loader", "train"], required=True)
     p.add_argument("--batch", type=int, default=256)
-    p.add_argument("--steps", type=int, default=2000)
+    p.add_argument("--steps", type=int, default=None, help="batches timed (default: 8000 for loader, 2000 for train)")
     p.add_argument("--threads", type=int, default=2, help="Sluice's pipeline threads")
     p.add_argument("--workers", type=int, default=0, help="DataLoader workers")
     p.add_argument("--torch-threads", type=int, default=2)
     p.add_argument("--hidden", type=int, default=256)
     args = p.parse_args()
     torch.set_num_threads(args.torch_threads)
+    args.steps = args.steps or (8000 if args.mode == "loader" else 2000)
     width = np.load(os.path.join(args.data, "x.npy"), mmap_mode="r").shape[1]
     if args.tool == "sluice":
         loader = sluice_batches(args.data, args.batch, args.threads, seed=1)
