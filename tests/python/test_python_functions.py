@@ -219,3 +219,43 @@ def test_the_cli_refuses_python_functions_naming_the_node(tmp_path, sluice_exe):
     run = subprocess.run([sluice_exe, "run", str(tmp_path / "p.sluice"), "--seconds", "1"], capture_output=True, text=True)
     assert run.returncode == 2, run.stderr
     assert 'node "from_generator" (from_generator): generator: Python functions run where Sluice is used from Python' in run.stderr
+
+
+def test_sluice_run_trains_through_a_python_map(regression):
+    """Training from Python with a Python function in the project's pipeline: the run's tasks call
+    it while the trainer holds no GIL; the same losses as the built-in scale that computes it, and a
+    function failing mid-run stops the run with its traceback."""
+    write_module(regression, "prep", """
+        import numpy as np
+        def double(e):
+            return {"x": e["x"] * np.float32(2), "y": e["y"]}
+        def fails_later(e):
+            if e["x"].shape[0] < 50:
+                raise ValueError("a short batch")
+            return e
+    """)
+
+    def fit(params, name):
+        project = sluice.from_npy({"x": "x.npy", "y": "y.npy"}, folder=regression).batch(50)._then("map", (), params).to_dict(name)
+        project["model"] = {"inputs": [{"name": "x", "feature": "x"}], "layers": [{"class_name": "Dense", "name": "d", "units": 1}],
+                            "outputs": [{"name": "y", "layer": "d", "target": "y", "loss": "mse"}]}
+        project["training"] = {"epochs": 2, "seed": 3, "optimizer": {"type": "adam", "learning_rate": 0.01}}
+        (regression / f"{name}.sluice").write_text(json.dumps(project))
+        losses = []
+        outcome = sluice.run(regression / f"{name}.sluice", threads=2,
+                             on_event=lambda e: e["event"] == "epoch_end" and losses.append(e["loss"]))
+        return outcome, losses
+
+    python_outcome, python_losses = fit({"function": "python", "callable": "prep:double"}, "python_map")
+    builtin_outcome, builtin_losses = fit({"function": "scale", "features": ["x"], "scale": 2.0}, "builtin_map")
+    assert python_outcome == builtin_outcome == {"status": "ok", "steps": 80, "epochs": 2}
+    np.testing.assert_allclose(python_losses, builtin_losses, rtol=1e-6)
+
+    project = json.loads((regression / "python_map.sluice").read_text())
+    project["pipeline"]["nodes"][-1]["params"] = {"function": "python", "callable": "prep:fails_later",
+                                                  "output_signature": {"x": {"dtype": "float32", "shape": [None, 8]},
+                                                                       "y": {"dtype": "float32", "shape": [None, 1]}}}
+    project["pipeline"]["nodes"][1]["params"]["batch_size"] = 30  # 2,000 rows: the last batch has 20
+    (regression / "fails.sluice").write_text(json.dumps(project))
+    with pytest.raises(RuntimeError, match=r'(?s)node "map" \(map\): the Python function raised:.*ValueError: a short batch'):
+        sluice.run(regression / "fails.sluice", threads=2)
