@@ -222,6 +222,21 @@ class Pipeline:
         --json` reports them."""
         return json.loads(self._core.snapshot_json())
 
+    def profile(self, seconds=3.0):
+        """Reads batches as fast as the pipeline gives them, pass after pass, for `seconds`, and
+        returns stats(): what `sluice run --profile --seconds N` reports for a pipeline."""
+        import time
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            count = 0
+            for _ in self:
+                count += 1
+                if time.monotonic() >= end:
+                    break
+            if count == 0:
+                break  # an empty pipeline: nothing more to read
+        return self.stats()
+
     def attach_consumer(self, attached=True):
         """Say that a training loop works between batches, so stats() reports the input-bound
         share of its time."""

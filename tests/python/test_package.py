@@ -116,3 +116,20 @@ def test_ctrl_c_stops_iteration_cleanly(regression):
         import sys, sluice
         ds = sluice.from_npy({{"x": "x.npy"}}, folder={str(regression)!r}).repeat().batch(64).prefetch(2)
     """)
+
+
+def test_profile_reports_what_the_cli_reports(regression, sluice_exe):
+    """pipeline.profile(seconds) gives the figures of `sluice run --profile --json --seconds`: the
+    same stages, keys and kinds of verdict."""
+    classic(regression).save_project(regression / "p.sluice")
+    stats = sluice.Project.load(regression / "p.sluice").pipeline(threads=2).profile(seconds=0.5)
+    assert stats["elements"] > 8  # several passes
+    cli = subprocess.run([sluice_exe, "run", str(regression / "p.sluice"), "--profile", "--json", "--seconds", "0.5",
+                          "--threads", "2"], capture_output=True, text=True, check=True)
+    events = [json.loads(line) for line in cli.stdout.splitlines() if line.startswith("{")]
+    last = [e for e in events if e.get("event") == "stats"][-1]
+    assert [s["id"] for s in stats["stages"]] == [s["id"] for s in last["stages"]]
+    assert set(stats) <= set(last) | {"event"}
+    for ours, theirs in zip(stats["stages"], last["stages"]):
+        assert set(ours) == set(theirs), ours["id"]
+    assert stats["bottleneck"] in [s["id"] for s in stats["stages"]] + ["consumer"]
