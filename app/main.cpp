@@ -1,5 +1,8 @@
 // The `sluice` executable: picks a headless command or the workbench before anything else is
 // built, so that commands never need a display (style.md, headless before GUI).
+#ifdef SLUICE_EMBED_PYTHON
+#include "embedded_python.h"
+#endif
 #include "cli/cli_support.h"
 #include "commands/commands.h"
 #include "gui/workbench.h"
@@ -105,6 +108,9 @@ bool wantsWorkbench(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+#ifdef SLUICE_EMBED_PYTHON
+    sluice::app::offerEmbeddedPython();
+#endif
     if (wantsWorkbench(argc, argv)) {
         QStringList arguments;
         for (int i = 1; i < argc; ++i)

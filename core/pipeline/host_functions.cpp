@@ -6,7 +6,14 @@ namespace sluice::pipeline {
 namespace {
 std::mutex g_hostMutex;
 std::shared_ptr<HostFunctions> g_host; // GUARDED_BY(g_hostMutex)
+std::function<std::shared_ptr<HostFunctions>()> g_provider; // GUARDED_BY(g_hostMutex)
 } // namespace
+
+void setHostFunctionsProvider(std::function<std::shared_ptr<HostFunctions>()> provider)
+{
+    std::lock_guard lock(g_hostMutex);
+    g_provider = std::move(provider);
+}
 
 void setHostFunctions(std::shared_ptr<HostFunctions> host)
 {
@@ -17,6 +24,8 @@ void setHostFunctions(std::shared_ptr<HostFunctions> host)
 std::shared_ptr<HostFunctions> hostFunctions()
 {
     std::lock_guard lock(g_hostMutex);
+    if (!g_host && g_provider)
+        g_host = g_provider();
     return g_host;
 }
 

@@ -13,6 +13,7 @@
 #include "pipeline/element.h"
 #include "pipeline/stage_stats.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -55,6 +56,9 @@ public:
 
 // The process's host, or null. Set once, by the host itself, before pipelines that use it are built.
 void setHostFunctions(std::shared_ptr<HostFunctions> host);
+// Or a way to start one the first time a pipeline needs it (the `sluice` executable starts its
+// embedded interpreter only for projects that name Python functions).
+void setHostFunctionsProvider(std::function<std::shared_ptr<HostFunctions>()> provider);
 std::shared_ptr<HostFunctions> hostFunctions();
 
 } // namespace sluice::pipeline

@@ -197,22 +197,31 @@ private:
 class PythonHost final : public pipeline::HostFunctions
 {
 public:
+    PythonHost(std::string module, std::string function) : m_module(std::move(module)), m_function(std::move(function)) {}
     std::string language() const override { return "Python"; }
     Result<std::shared_ptr<const pipeline::HostFunction>> resolve(const std::string &callable, const std::vector<std::string> &searchPath) override
     {
         py::gil_scoped_acquire gil;
         try {
-            py::object function = py::module_::import("sluice").attr("_resolve_callable")(callable, searchPath);
+            py::object function = py::module_::import(m_module.c_str()).attr(m_function.c_str())(callable, searchPath);
             return std::shared_ptr<const pipeline::HostFunction>(std::make_shared<PythonFunction>(std::move(function)));
         } catch (py::error_already_set &e) {
             // ImportError, AttributeError, TypeError: the message alone says it (no traceback of sluice's own lookup).
             return Error::invalid("", "\"" + callable + "\": " + std::string(py::str(e.value())));
         }
     }
+
+private:
+    std::string m_module, m_function;
 };
 
 } // namespace
 
-void installPythonHost() { pipeline::setHostFunctions(std::make_shared<PythonHost>()); }
+std::shared_ptr<pipeline::HostFunctions> makePythonHost(std::string module, std::string function)
+{
+    return std::make_shared<PythonHost>(std::move(module), std::move(function));
+}
+
+void installPythonHost() { pipeline::setHostFunctions(makePythonHost("sluice._functions", "_resolve_callable")); }
 
 } // namespace sluice::python

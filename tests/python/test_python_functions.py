@@ -4,6 +4,7 @@ TensorFlow with tests/data/python_functions/write_reference.py), in chains and p
 errors that name the node and feature; the GIL in the profile; Ctrl-C."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -211,14 +212,53 @@ def test_ctrl_c_stops_a_pipeline_of_python_functions():
     """)
 
 
-def test_the_cli_refuses_python_functions_naming_the_node(tmp_path, sluice_exe):
-    """`sluice` itself embeds no Python yet: a project with a Python map is refused before running
-    (exit 2), naming the node and saying where it runs."""
+def test_the_cli_runs_python_functions_in_its_embedded_interpreter(tmp_path, sluice_exe):
+    """`sluice preview` and `sluice run --profile` run a project's Python functions in the interpreter
+    the executable embeds: the batches tf.data gave, and the time in Python in the profile."""
     shutil.copy(os.path.join(DATA, "reference_functions.py"), tmp_path / "reference_functions.py")
-    reference_chain().save_project(tmp_path / "p.sluice")
-    run = subprocess.run([sluice_exe, "run", str(tmp_path / "p.sluice"), "--seconds", "1"], capture_output=True, text=True)
-    assert run.returncode == 2, run.stderr
-    assert 'node "from_generator" (from_generator): generator: Python functions run where Sluice is used from Python' in run.stderr
+    reference_chain(parallel=2).save_project(tmp_path / "p.sluice")
+    out = tmp_path / "preview"
+    preview = subprocess.run([sluice_exe, "preview", str(tmp_path / "p.sluice"), "--batches", "10", "--out", str(out)],
+                             capture_output=True, text=True)
+    assert preview.returncode == 0, preview.stderr
+    written = []
+    for i in range(len(reference_batches())):
+        with np.load(out / f"batch_{i:05d}.npz") as archive:
+            written.append({name: archive[name] for name in archive.files})
+    assert not (out / f"batch_{len(written):05d}.npz").exists()
+    assert_batches_equal(written, reference_batches())
+
+    run = subprocess.run([sluice_exe, "run", str(tmp_path / "p.sluice"), "--profile", "--json", "--epochs", "2", "--threads", "2"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    events = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    stats = [e for e in events if e.get("event") == "stats"][-1]
+    maps = [s for s in stats["stages"] if s["op"] == "map"]
+    assert len(maps) == 2 and all(s["python_s"] > 0 for s in maps)
+
+
+@pytest.mark.parametrize("function, code, message", [
+    ("missing_module_here:f", 2, r'node "map" \(map\): callable: "missing_module_here:f": No module named .missing_module_here.'),
+    ("cli_functions:raises", 1, r'(?s)node "map" \(map\): the Python function raised:\nTraceback.*in raises\n.*ZeroDivisionError'),
+])
+def test_the_cli_names_the_node_of_a_failing_python_function(tmp_path, sluice_exe, function, code, message):
+    """A module that does not import: bad input (exit 2) before running. An exception in the
+    function: a failed run (exit 1) with its traceback. Both name the node."""
+    write_module(tmp_path, "cli_functions", """
+        def raises(e):
+            if int(e["value"]) == 2:
+                return 1 // 0
+            return e
+    """)
+    project = {"format": "sluice-project", "version": 1, "name": "fails", "pipeline": {
+        "nodes": [{"id": "r", "op": "range", "params": {"stop": 5}},
+                  {"id": "map", "op": "map", "params": {"function": "python", "callable": function,
+                                                        "output_signature": {"value": {"dtype": "int64", "shape": []}}}}],
+        "edges": [["r", "map"]]}}
+    (tmp_path / "p.sluice").write_text(json.dumps(project))
+    run = subprocess.run([sluice_exe, "run", str(tmp_path / "p.sluice"), "--profile", "--seconds", "2"], capture_output=True, text=True)
+    assert run.returncode == code, run.stderr
+    assert re.search(message, run.stderr), run.stderr
 
 
 def test_sluice_run_trains_through_a_python_map(regression):
