@@ -43,7 +43,8 @@ std::shared_ptr<const HostFunction> resolveCallable(BuildContext &context, Param
         params.fail(param, "\"" + name + "\" is not of the form \"module:function\"");
     const auto host = hostFunctions();
     if (!host)
-        params.fail(param, "Python functions run where Sluice is used from Python (import sluice); this process has no Python");
+        params.fail(param, "Python functions run where Sluice is used from Python (import sluice), or by a sluice executable built "
+                           "with Python embedded; this process has no Python");
     auto resolved = host->resolve(name, searchPath(context));
     if (!resolved.ok())
         params.fail(param, resolved.error().message());

@@ -45,7 +45,7 @@ def _after_fork_in_child():
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-from ._functions import _callable_name, _callables, _resolve_callable, _unsaveable  # noqa: F401 (the host imports it)
+from ._functions import _callable_name, _callables, _unsaveable
 
 
 def _signature(output_signature):
