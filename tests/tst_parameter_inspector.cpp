@@ -1,6 +1,7 @@
 // The parameter inspector: an editor for every parameter of every registered op (no warnings),
 // typed values emitted with the JSON type a project file holds, invalid input refused with a
 // message, AUTOTUNE, seeds, features, the builder's errors, reset to default.
+#include "inspector/callable_editor.h"
 #include "inspector/choice_editors.h"
 #include "inspector/json_dialog.h"
 #include "inspector/number_editor.h"
@@ -21,6 +22,7 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QToolButton>
 #include <QtTest>
 
@@ -71,6 +73,15 @@ ParamSpec spec(const char *name, const char *type, const char *defaultValue)
 
 const QStringList kFeatures{"x", "meta", "y", "score"};
 
+// Sets a line edit's text and presses Enter, as a pick from its completer does (typing would
+// open the completer's popup, which the offscreen platform warns about).
+void enterText(QLineEdit *edit, const QString &text)
+{
+    edit->setFocus();
+    edit->setText(text);
+    QTest::keyClick(edit, Qt::Key_Return);
+}
+
 } // namespace
 
 class TestParameterInspector : public QObject
@@ -111,7 +122,8 @@ private Q_SLOTS:
             {"int", "NumberEditor"}, {"int|AUTOTUNE", "NumberEditor"}, {"int|null", "NumberEditor"}, {"number", "NumberEditor"},
             {"bool", "BoolEditor"}, {"dtype", "ChoiceEditor"}, {"feature", "ChoiceEditor"}, {"feature|list", "MultiChoiceEditor"},
             {"string", "LineEditor"}, {"path", "PathEditor"}, {"path|glob|list", "PathEditor"}, {"list", "LineEditor"},
-            {"object", "LineEditor"}, {"object|list", "LineEditor"}, {"shape", "LineEditor"}, {"number|list|adapt", "LineEditor"}};
+            {"object", "LineEditor"}, {"object|list", "LineEditor"}, {"shape", "LineEditor"}, {"number|list|adapt", "LineEditor"},
+            {"callable", "CallableEditor"}};
         for (const auto &op : pipeline::allOps())
             for (const auto &p : op.params) {
                 const ParamSpec s = toSpec(p);
@@ -362,6 +374,71 @@ private Q_SLOTS:
         inspector.showNode("m", "map", object(R"({"function": "normalize"})"), kFeatures, {});
         shown = inspector.form()->visibleParams();
         QVERIFY(shown.contains("mean") && !shown.contains("depth"));
+    }
+
+    // A Python function's name: typed as "module:function" (anything else refused as typed), completed
+    // from the functions the project's modules define, opened in its file, its docstring shown.
+    void pythonFunctionsAreNamedCompletedAndDocumented()
+    {
+        QTemporaryDir folder, libraryFolder;
+        const auto write = [](const QString &path, const QByteArray &text) {
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(text);
+        };
+        write(folder.filePath("prep.py"), "import numpy as np\n\ndef scale(batch):\n    return batch\n\n"
+                                          "def _helper():\n    pass\n\nclass K:\n    def method(self):\n        pass\n"
+                                          "async def fetch(x):\n    pass\n");
+        write(folder.filePath("_private.py"), "def hidden(b):\n    return b\n");
+        write(libraryFolder.filePath("shared.py"), "def keep(b):\n    return True\n");
+        QCOMPARE(CallableEditor::functionsIn("def a(x):\n  def inner(): pass\ndef  b (y): pass\n#def c(): pass\n"), QStringList({"a", "b"}));
+
+        ParameterInspector inspector;
+        inspector.showNode("m", "map", object(R"({"function": "python", "callable": "prep:scale"})"), kFeatures, folder.path(),
+                           {folder.path(), libraryFolder.path()});
+        QVERIFY(inspector.form()->visibleParams().contains("callable"));
+        QVERIFY(inspector.form()->visibleParams().contains("output_signature"));
+        auto *editor = editorOf<CallableEditor>(inspector, "callable");
+        QVERIFY(editor);
+        QCOMPARE(editor->completions(), QStringList({"prep:scale", "prep:fetch", "shared:keep"}));
+        QCOMPARE(editor->lineEdit()->text(), QString("prep:scale"));
+        // Not resolved yet: the module's file found in the folders opens.
+        QCOMPARE(editor->fileToOpen(), folder.filePath("prep.py"));
+        QVERIFY(editor->openButton()->isEnabled());
+
+        QSignalSpy edited(&inspector, &ParameterInspector::parameterEdited);
+        enterText(editor->lineEdit(), "prep.scale");
+        QCOMPARE(edited.count(), 0);
+        QVERIFY(editor->problem().contains("module:function"));
+        enterText(editor->lineEdit(), "shared:keep");
+        QCOMPARE(edited.count(), 1);
+        QCOMPARE(edited.at(0).at(2).toJsonValue(), QJsonValue("shared:keep"));
+        QCOMPARE(editor->fileToOpen(), libraryFolder.filePath("shared.py"));
+        enterText(editor->lineEdit(), "nowhere:f");
+        QVERIFY(editor->fileToOpen().isEmpty());
+        QVERIFY(!editor->openButton()->isEnabled());
+
+        // The resolved function: its docstring under the form, its file behind Open.
+        QVERIFY(inspector.functionDocLabel()->isHidden());
+        inspector.setHostFunction("callable", "Scales pixels to [0, 1].\n\nArgs:\n  batch: <uint8> images", folder.filePath("prep.py"));
+        QVERIFY(!inspector.functionDocLabel()->isHidden());
+        QVERIFY(inspector.functionDocLabel()->text().contains("Scales pixels to [0, 1]."));
+        QVERIFY(inspector.functionDocLabel()->text().contains("&lt;uint8&gt;")); // shown as written, not as markup
+        QCOMPARE(editor->fileToOpen(), folder.filePath("prep.py"));
+        inspector.setHostFunction("callable", "", folder.filePath("prep.py"));
+        QVERIFY(inspector.functionDocLabel()->text().contains("no docstring"));
+        inspector.setHostFunction({}, {}, {}); // the function stopped resolving
+        QVERIFY(inspector.functionDocLabel()->isHidden());
+        inspector.setHostFunction("callable", "doc", {});
+        inspector.showNode("b", "batch", object(R"({"batch_size": 4})"), kFeatures, folder.path());
+        QVERIFY(inspector.functionDocLabel()->isHidden()); // another stage: not its function
+
+        // filter's predicate and from_generator's generator get the same editor.
+        inspector.showNode("f", "filter", object(R"({"predicate": "shared:keep"})"), kFeatures, folder.path(), {folder.path()});
+        QVERIFY(editorOf<CallableEditor>(inspector, "predicate"));
+        inspector.showNode("g", "from_generator", object(R"({})"), {}, folder.path(), {folder.path()});
+        QVERIFY(editorOf<CallableEditor>(inspector, "generator"));
+        QVERIFY(editorOf<CallableEditor>(inspector, "generator")->lineEdit()->placeholderText().contains("module:function"));
     }
 
     void objectsOpenAMultiLineEditor()

@@ -9,6 +9,7 @@
 #include "gui/welcome_page.h"
 #include "inspector/parameter_inspector.h"
 #include "model/model_panel.h"
+#include "pipeline/host_ops.h"
 #include "pipeline/op_registry.h"
 #include "preview/preview_panel.h"
 #include "stage_palette_filter.h"
@@ -29,6 +30,7 @@
 #include <QUndoView>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <set>
 
 // The icons live in sluice_gui, a static library: its resources must be registered by hand.
@@ -41,6 +43,16 @@ namespace {
 QJsonObject toQt(const nlohmann::json &j)
 {
     return j.is_object() ? QJsonDocument::fromJson(QByteArray::fromStdString(j.dump())).object() : QJsonObject();
+}
+
+// Where the project's "module:function" names are looked for: its folder, then its python_path.
+QStringList moduleFolders(const Project &project)
+{
+    QStringList folders;
+    if (auto path = pipeline::hostSearchPath(project); path.ok())
+        for (const std::string &folder : *path)
+            folders << QString::fromStdString(folder);
+    return folders;
 }
 
 } // namespace
@@ -69,6 +81,11 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     connect(m_previewJob, &bridge::PreviewJob::failed, this, [this](quint64, const QString &message) { m_preview->showError(message); });
     m_validator = new widgets::ProjectValidator(this);
     connect(m_validator, &widgets::ProjectValidator::validated, this, &MainWindow::onValidated);
+    m_moduleWatcher = new widgets::ModuleWatcher(this);
+    connect(m_moduleWatcher, &widgets::ModuleWatcher::modulesChanged, this, [this] {
+        if (m_document) // the stage's import error or docstring may have changed with the file
+            m_validator->validate(m_document->project());
+    });
 
     m_runLabel = new QLabel(tr("Idle"), this);
     m_inputBoundLabel = new QLabel(this);
@@ -284,12 +301,14 @@ void MainWindow::onSelectionChanged()
     const PipelineNode *node = m_document->project().findNode(selected.front().toStdString());
     if (!node)
         return;
-    m_inspector->showNode(selected.front(), QString::fromStdString(node->op), toQt(node->params), featuresOfInputs(selected.front()), m_document->folder());
+    m_inspector->showNode(selected.front(), QString::fromStdString(node->op), toQt(node->params), featuresOfInputs(selected.front()), m_document->folder(),
+                          moduleFolders(m_document->project()));
     const widgets::StageCheck stage = m_check.stages.value(selected.front());
     QMap<QString, QString> errors;
     if (!stage.error.isEmpty())
         errors.insert(stage.parameter, stage.error);
     m_inspector->setNodeErrors(errors);
+    m_inspector->setHostFunction(stage.functionParam, stage.functionDoc, stage.functionFile);
     updateActions();
 }
 
@@ -303,9 +322,24 @@ void MainWindow::onValidated(const widgets::ProjectCheck &check)
         problems += stage.error.isEmpty() ? 0 : 1;
     if (problems)
         statusBar()->showMessage(tr("%n stage(s) need attention: hover a red stage for the reason", nullptr, problems), 6000);
+    watchPythonModules();
     // Features downstream may have changed: refresh the inspector's pickers and the model panel.
     onSelectionChanged();
     refreshModelPanel();
+}
+
+void MainWindow::watchPythonModules()
+{
+    // Only projects naming Python functions watch their folders.
+    if (!m_document)
+        return;
+    const Project &project = m_document->project();
+    const bool usesPython = std::any_of(project.nodes.begin(), project.nodes.end(),
+                                        [](const PipelineNode &node) { return !pipeline::hostCallableParam(node).empty(); });
+    QStringList files;
+    for (const widgets::StageCheck &stage : std::as_const(m_check.stages))
+        files << stage.functionFile;
+    m_moduleWatcher->watch(usesPython ? moduleFolders(project) : QStringList(), usesPython ? files : QStringList());
 }
 
 QString MainWindow::batchStage() const

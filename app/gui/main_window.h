@@ -14,6 +14,7 @@
 
 #include "bridge/preview_job.h"
 #include "bridge/run_session.h"
+#include "document/module_watcher.h"
 #include "document/project_validator.h"
 
 #include <QJsonObject>
@@ -111,6 +112,7 @@ private:
     void onDocumentChanged();
     void onSelectionChanged();
     void onValidated(const widgets::ProjectCheck &check);
+    void watchPythonModules();
     void updateTitle();
     QStringList featuresOfInputs(const QString &nodeId) const;
     QStringList outputFeatures() const;
@@ -165,6 +167,7 @@ private:
     bridge::RunSession *m_session = nullptr;
     bridge::PreviewJob *m_previewJob = nullptr;
     widgets::ProjectValidator *m_validator = nullptr;
+    widgets::ModuleWatcher *m_moduleWatcher = nullptr; // Python modules the project's functions come from
     widgets::ProjectCheck m_check;
     QJsonObject m_shownModel, m_shownTraining; // what the model panel shows
     QStringList m_shownFeatures;

@@ -42,7 +42,8 @@ public:
     virtual Result<bool> test(const NamedTensors &features, StageStats *stats) const = 0;
     // from_generator: a fresh generator (one per pass).
     virtual Result<std::unique_ptr<HostGenerator>> start(StageStats *stats) const = 0;
-    virtual std::string doc() const = 0; // the function's docstring, for the workbench
+    virtual std::string doc() const = 0;        // the function's docstring, for the workbench
+    virtual std::string sourceFile() const = 0; // the file defining it ("" when not known), for the workbench
 };
 
 class HostFunctions

@@ -16,23 +16,12 @@ namespace {
 // A host's error (a Python traceback) as the node's.
 Error atNode(const Error &error, const std::string &where) { return Error{error.kind, where, error.message()}; }
 
-// Where "module:function" is looked for: the project's folder, then its "python_path" entries.
 std::vector<std::string> searchPath(const BuildContext &context)
 {
-    std::vector<std::string> path{context.project().folder()};
-    const nlohmann::json document = context.project().toJson();
-    const auto it = document.find("python_path");
-    if (it == document.end())
-        return path;
-    const nlohmann::json entries = it->is_string() ? nlohmann::json::array({*it}) : *it;
-    if (!entries.is_array())
-        throw BuildFailure{Error::invalid("project: python_path", "must be a folder or a list of folders")};
-    for (const auto &entry : entries) {
-        if (!entry.is_string())
-            throw BuildFailure{Error::invalid("project: python_path", "must be a folder or a list of folders, not " + entry.dump())};
-        path.push_back(context.project().resolvePath(entry.get<std::string>()));
-    }
-    return path;
+    auto path = hostSearchPath(context.project());
+    if (!path.ok())
+        throw BuildFailure{path.error()};
+    return std::move(path).value();
 }
 
 std::shared_ptr<const HostFunction> resolveCallable(BuildContext &context, Params &params, const std::string &param)
@@ -303,12 +292,62 @@ std::shared_ptr<Dataset> buildHostFilter(BuildContext &context, Params &params, 
     });
 }
 
+Result<std::vector<std::string>> hostSearchPath(const Project &project)
+{
+    // The project's folder, then its "python_path" entries (a folder or a list of them).
+    std::vector<std::string> path{project.folder()};
+    const nlohmann::json document = project.toJson();
+    const auto it = document.find("python_path");
+    if (it == document.end())
+        return path;
+    const nlohmann::json entries = it->is_string() ? nlohmann::json::array({*it}) : *it;
+    if (!entries.is_array())
+        return Error::invalid("project: python_path", "must be a folder or a list of folders");
+    for (const auto &entry : entries) {
+        if (!entry.is_string())
+            return Error::invalid("project: python_path", "must be a folder or a list of folders, not " + entry.dump());
+        path.push_back(project.resolvePath(entry.get<std::string>()));
+    }
+    return path;
+}
+
+std::string hostCallableParam(const PipelineNode &node)
+{
+    if (node.op == "map" && node.params.value("function", nlohmann::json()) == "python")
+        return "callable";
+    if (node.op == "filter" && node.params.contains("predicate"))
+        return "predicate";
+    if (node.op == "from_generator")
+        return "generator";
+    return {};
+}
+
+std::optional<HostFunctionInfo> describeHostFunction(const Project &project, const PipelineNode &node)
+{
+    HostFunctionInfo info;
+    info.param = hostCallableParam(node);
+    const auto name = node.params.find(info.param);
+    if (info.param.empty() || name == node.params.end() || !name->is_string())
+        return std::nullopt;
+    info.callable = name->get<std::string>();
+    const auto host = hostFunctions();
+    auto path = hostSearchPath(project);
+    if (!host || !path.ok())
+        return std::nullopt;
+    auto function = host->resolve(info.callable, *path);
+    if (!function.ok())
+        return std::nullopt;
+    info.doc = (*function)->doc();
+    info.file = (*function)->sourceFile();
+    return info;
+}
+
 void registerHostOps(std::vector<OpInfo> &ops)
 {
     ops.push_back({"from_generator", "sources",
                    "Elements yielded by a Python generator function, checked against output_signature (tf.data.Dataset.from_generator). "
                    "Runs where Sluice is used from Python.",
-                   {{"generator", "string", "", "\"module:function\": a function returning an iterable of dicts of arrays", true},
+                   {{"generator", "callable", "", "\"module:function\": a function returning an iterable of dicts of arrays", true},
                     {"output_signature", "object", "", "each feature's {\"dtype\", \"shape\"} (null or -1: a size not known ahead)", true}},
                    0, 0, buildFromGenerator});
 }

@@ -8,6 +8,9 @@
 #include "pipeline/op_registry.h"
 
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace sluice::pipeline {
 
@@ -16,5 +19,22 @@ namespace sluice::pipeline {
 std::unique_ptr<MapFunction> makeHostMapFunction(BuildContext &context, Params &params, const Dataset &input);
 // filter with "predicate": the elements for which the callable returns true.
 std::shared_ptr<Dataset> buildHostFilter(BuildContext &context, Params &params, DatasetPtr input);
+
+// Where "module:function" names are looked for: the project's folder, then its "python_path".
+Result<std::vector<std::string>> hostSearchPath(const Project &project);
+// The parameter of `node` that names a host function ("callable", "predicate", "generator"), or "".
+std::string hostCallableParam(const PipelineNode &node);
+
+// What the workbench shows of a node's host function.
+struct HostFunctionInfo
+{
+    std::string param;    // the parameter naming it
+    std::string callable; // "module:function"
+    std::string doc;      // its docstring; empty when it has none
+    std::string file;     // the file defining it; empty when not known
+};
+// Resolves the function `node` names (importing its module, or reloading it when its file
+// changed); nothing when the node names none or it does not resolve (the build says why).
+std::optional<HostFunctionInfo> describeHostFunction(const Project &project, const PipelineNode &node);
 
 } // namespace sluice::pipeline

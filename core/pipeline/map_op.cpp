@@ -118,7 +118,7 @@ void registerMapOps(std::vector<OpInfo> &ops)
         {"seed", "int", "", "gaussian_noise: random seed (absent: from the pipeline seed, else random)"},
         {"name", "string", "", "concat: the new feature's name (needed by concat)"},
         {"keep_inputs", "bool", "true", "concat: keep the concatenated features too"},
-        {"callable", "string", "", "python: \"module:function\", found next to the project or on its python_path (needed by python)"},
+        {"callable", "callable", "", "python: \"module:function\", found next to the project or on its python_path (needed by python)"},
         {"output_signature", "object", "",
          "python: each returned feature's {\"dtype\", \"shape\"} (absent: learned by calling the function once on zeros)"},
     };

@@ -380,7 +380,7 @@ void registerStreamOps(std::vector<OpInfo> &ops)
                    {{"feature", "feature", "", "a numeric scalar feature (needed without predicate)"},
                     {"op", "enum:==|!=|<|<=|>|>=", "==", "comparison"},
                     {"value", "number", "", "what the feature is compared with (needed without predicate)"},
-                    {"predicate", "string", "",
+                    {"predicate", "callable", "",
                      "\"module:function\" called with a dict of numpy arrays, returning true to keep the element (absent: the comparison)"}},
                    1, 1, buildFilter});
     ops.push_back({"unbatch", "transformations", "Splits each element along its first dimension, as tf.data unbatch.", {}, 1, 1,

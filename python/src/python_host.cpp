@@ -190,6 +190,17 @@ public:
         return text.is_none() ? std::string() : text.cast<std::string>();
     }
 
+    std::string sourceFile() const override
+    {
+        py::gil_scoped_acquire gil;
+        try {
+            py::object file = py::module_::import("inspect").attr("getsourcefile")(m_function.get());
+            return file.is_none() ? std::string() : file.cast<std::string>();
+        } catch (py::error_already_set &) {
+            return {}; // a builtin or a C extension's function: no source to open
+        }
+    }
+
 private:
     HeldObject m_function;
 };

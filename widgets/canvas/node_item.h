@@ -41,6 +41,7 @@ public:
     void setError(const QString &message);     // empty: no error
     void setActivity(double utilisation, bool bottleneck); // utilisation < 0: not running
     const QString &error() const { return m_error; }
+    const QString &features() const { return m_features; }
     double utilisation() const { return m_utilisation; }
     bool isBottleneck() const { return m_bottleneck; }
 

@@ -1,5 +1,6 @@
 #include "document/project_validator.h"
 
+#include "pipeline/host_ops.h"
 #include "pipeline/pipeline.h"
 
 #include <QMetaObject>
@@ -57,6 +58,11 @@ ProjectCheck checkProject(const Project &project)
             stage.featureNames << QString::fromStdString(feature.name);
             stage.featureTypes.insert(QString::fromStdString(feature.name),
                                       QString::fromStdString(feature.type.name() + " " + pipeline::shapeText(feature.shape)));
+        }
+        if (const auto function = pipeline::describeHostFunction(project, *project.findNode(id))) {
+            stage.functionParam = QString::fromStdString(function->param);
+            stage.functionDoc = QString::fromStdString(function->doc);
+            stage.functionFile = QString::fromStdString(function->file);
         }
     }
     return check;

@@ -28,6 +28,8 @@ struct StageCheck
     QString features;  // what the stage emits, "{x: float32 (8,)}", when it builds
     QStringList featureNames;
     QMap<QString, QString> featureTypes; // name → "float32 (8,)"
+    // A stage naming a Python function, once it builds: the parameter, its docstring and file.
+    QString functionParam, functionDoc, functionFile;
 };
 
 struct ProjectCheck

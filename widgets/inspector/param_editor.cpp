@@ -1,6 +1,7 @@
 // The editors' shared behaviour and the factory that picks one by type.
 #include "inspector/param_editor.h"
 
+#include "inspector/callable_editor.h"
 #include "inspector/choice_editors.h"
 #include "inspector/number_editor.h"
 #include "inspector/text_editors.h"
@@ -55,6 +56,8 @@ ParamEditor *createParamEditor(const ParamSpec &spec, const ParamContext &contex
         editor = new MultiChoiceEditor(spec, context, parent);
     else if (t == QLatin1String("path") || t == QLatin1String("path|glob|list"))
         editor = new PathEditor(spec, context, parent);
+    else if (t == QLatin1String("callable"))
+        editor = new CallableEditor(spec, context, parent);
     else if (t == QLatin1String("string"))
         editor = new LineEditor(spec, parent);
     else if (t == QLatin1String("readonly"))

@@ -19,7 +19,8 @@ ParamForm::ParamForm(QWidget *parent) : QWidget(parent), m_grid(new QGridLayout(
 
 void ParamForm::setSpecs(const QList<ParamSpec> &specs, const ParamContext &context)
 {
-    if (specs == m_specs && context.features == m_context.features && context.projectFolder == m_context.projectFolder)
+    if (specs == m_specs && context.features == m_context.features && context.projectFolder == m_context.projectFolder &&
+        context.moduleFolders == m_context.moduleFolders)
         return;
     m_specs = specs;
     m_context = context;

@@ -49,6 +49,7 @@ struct ParamContext
 {
     QStringList features;
     QString projectFolder;
+    QStringList moduleFolders; // where "module:function" names are looked for (folder, python_path)
 };
 
 ParamSpec toSpec(const pipeline::ParamInfo &info);

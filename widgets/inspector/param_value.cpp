@@ -140,6 +140,12 @@ ParsedValue parseParamText(const ParamSpec &spec, const QString &text)
         return parseNumber(spec, trimmed, false);
     if (type == QLatin1String("string") || type == QLatin1String("path"))
         return {QJsonValue(text), {}}; // spaces may matter (a field delimiter)
+    if (type == QLatin1String("callable")) {
+        const qsizetype colon = trimmed.indexOf(QLatin1Char(':'));
+        if (colon <= 0 || colon == trimmed.size() - 1)
+            return {QJsonValue::Undefined, tr("\"module:function\": the module's name, a colon, the function's name")};
+        return {QJsonValue(trimmed), {}};
+    }
     if (type == QLatin1String("path|glob|list")) {
         QJsonArray paths;
         for (const QString &p : trimmed.split(QLatin1Char(';'), Qt::SkipEmptyParts))

@@ -2,10 +2,12 @@
 // second form for parameters the op does not document (kept visible, so they can be removed).
 #include "inspector/parameter_inspector.h"
 
+#include "inspector/callable_editor.h"
 #include "inspector/param_form.h"
 #include "inspector/param_spec.h"
 #include "pipeline/op_registry.h"
 
+#include <QDir>
 #include <QLabel>
 #include <QScrollArea>
 #include <QStackedWidget>
@@ -42,7 +44,8 @@ void linkToEnum(QList<ParamSpec> &specs)
 
 ParameterInspector::ParameterInspector(QWidget *parent)
     : QWidget(parent), m_stack(new QStackedWidget(this)), m_title(new QLabel), m_summary(new QLabel), m_nodeError(new QLabel),
-      m_form(new ParamForm), m_extraTitle(new QLabel(tr("Parameters this stage does not know"))), m_extraForm(new ParamForm)
+      m_form(new ParamForm), m_extraTitle(new QLabel(tr("Parameters this stage does not know"))), m_extraForm(new ParamForm),
+      m_functionDoc(new QLabel)
 {
     auto *outer = new QVBoxLayout(this);
     outer->setContentsMargins(0, 0, 0, 0);
@@ -61,10 +64,15 @@ ParameterInspector::ParameterInspector(QWidget *parent)
     m_nodeError->setStyleSheet(QStringLiteral("color: #d9363e;"));
     m_nodeError->hide();
     m_extraTitle->hide();
+    m_functionDoc->setTextFormat(Qt::RichText);
+    m_functionDoc->setWordWrap(true);
+    m_functionDoc->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_functionDoc->hide();
     layout->addWidget(m_title);
     layout->addWidget(m_summary);
     layout->addWidget(m_nodeError);
     layout->addWidget(m_form);
+    layout->addWidget(m_functionDoc);
     layout->addWidget(m_extraTitle);
     layout->addWidget(m_extraForm);
     layout->addStretch(1);
@@ -81,10 +89,12 @@ ParameterInspector::ParameterInspector(QWidget *parent)
 }
 
 void ParameterInspector::showNode(const QString &nodeId, const QString &op, const QJsonObject &params, const QStringList &knownFeatures,
-                                  const QString &projectFolder)
+                                  const QString &projectFolder, const QStringList &moduleFolders)
 {
-    if (nodeId != m_nodeId || op != m_op)
-        m_errors.clear(); // another node: the last node's messages do not apply
+    if (nodeId != m_nodeId || op != m_op) {
+        m_errors.clear(); // another node: the last node's messages and function do not apply
+        m_functionDoc->hide();
+    }
     m_nodeId = nodeId;
     m_op = op;
     const pipeline::OpInfo *info = pipeline::findOp(op.toStdString());
@@ -101,7 +111,7 @@ void ParameterInspector::showNode(const QString &nodeId, const QString &op, cons
         if (std::none_of(specs.begin(), specs.end(), [&](const ParamSpec &s) { return s.name == it.key(); }))
             extra << ParamSpec{it.key(), QStringLiteral("json"), {}, tr("Not a parameter of %1: the build refuses it. Reset removes it.").arg(op)};
 
-    const ParamContext context{knownFeatures, projectFolder};
+    const ParamContext context{knownFeatures, projectFolder, moduleFolders};
     m_form->setSpecs(specs, context);
     m_form->setValues(params);
     m_extraForm->setSpecs(extra, context);
@@ -117,6 +127,7 @@ void ParameterInspector::showNothing()
     m_nodeId.clear();
     m_op.clear();
     m_errors.clear();
+    m_functionDoc->hide();
     m_form->setSpecs({}, {});
     m_extraForm->setSpecs({}, {});
     m_stack->setCurrentIndex(0);
@@ -126,6 +137,22 @@ void ParameterInspector::setNodeErrors(const QMap<QString, QString> &errorsByPar
 {
     m_errors = errorsByParam;
     refreshErrors();
+}
+
+void ParameterInspector::setHostFunction(const QString &param, const QString &doc, const QString &file)
+{
+    auto *editor = qobject_cast<CallableEditor *>(m_form->editor(param));
+    if (param.isEmpty() || !editor) {
+        m_functionDoc->hide();
+        return;
+    }
+    editor->setSourceFile(file);
+    // The docstring as Python's help() shows it (inspect.getdoc: indentation removed), kept as written.
+    const QString text = doc.isEmpty() ? tr("<i>%1 has no docstring.</i>").arg(editor->value().toString().toHtmlEscaped())
+                                       : QStringLiteral("<pre style=\"white-space: pre-wrap\">%1</pre>").arg(doc.toHtmlEscaped());
+    m_functionDoc->setText(text);
+    m_functionDoc->setToolTip(file.isEmpty() ? QString() : QDir::toNativeSeparators(file));
+    m_functionDoc->show();
 }
 
 void ParameterInspector::refreshErrors()

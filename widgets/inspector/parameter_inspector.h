@@ -29,17 +29,22 @@ public:
     // `knownFeatures`: the features of the node's input (feature pickers); `projectFolder`: where
     // the project file lives (file pickers write paths relative to it). Showing the same node
     // again only refreshes the values, so the editor being typed in keeps its focus.
+    // `moduleFolders`: where Python functions' modules are looked for (completion of their names).
     void showNode(const QString &nodeId, const QString &op, const QJsonObject &params, const QStringList &knownFeatures,
-                  const QString &projectFolder);
+                  const QString &projectFolder, const QStringList &moduleFolders = {});
     void showNothing();
     // Messages by parameter name; the "" key is about the node as a whole. Replaces earlier ones;
     // showing another node clears them, so set them after showNode().
     void setNodeErrors(const QMap<QString, QString> &errorsByParam);
+    // The Python function the node's `param` names, once resolved: its docstring under the form,
+    // and its file for the editor's Open button. An empty `param` hides them.
+    void setHostFunction(const QString &param, const QString &doc, const QString &file);
 
     QString nodeId() const { return m_nodeId; }
     ParamForm *form() const { return m_form; }           // the registry's parameters
     ParamForm *extraForm() const { return m_extraForm; } // parameters the registry does not know
     QLabel *nodeErrorLabel() const { return m_nodeError; }
+    QLabel *functionDocLabel() const { return m_functionDoc; }
 
 Q_SIGNALS:
     void parameterEdited(const QString &nodeId, const QString &param, const QJsonValue &value);
@@ -54,6 +59,7 @@ private:
     ParamForm *m_form;
     QLabel *m_extraTitle;
     ParamForm *m_extraForm;
+    QLabel *m_functionDoc;
     QString m_nodeId;
     QString m_op;
     QMap<QString, QString> m_errors;
