@@ -28,6 +28,8 @@ if int(numpy.__version__.split(".")[0]) >= 2 and tuple(_sluice.pybind11_version)
 __all__ = ["AUTOTUNE", "Project", "Pipeline", "Dataset", "ops", "run"]
 
 AUTOTUNE = "AUTOTUNE"
+INFINITE = -1  # Pipeline.cardinality() of a pipeline that repeats forever (tf.data.INFINITE_CARDINALITY)
+UNKNOWN = -2   # ... of one whose length is not known ahead (tf.data.UNKNOWN_CARDINALITY)
 _OPS = {op["name"]: op for op in json.loads(_sluice.ops_json())}
 
 # A pipeline runs on a pool of worker threads that lives as long as the process. fork() copies
@@ -128,6 +130,11 @@ class Pipeline:
     @property
     def element_spec(self):
         return self._core.element_spec()
+
+    def cardinality(self):
+        """Elements (batches, after batch) per pass, as tf.data's cardinality(): sluice.INFINITE for a
+        pipeline that repeats forever, sluice.UNKNOWN where it cannot be known ahead (a filter)."""
+        return self._core.cardinality()
 
     def feature_specs(self):
         """[(name, dtype, shape)] per feature; None in a shape where a size is not known ahead."""

@@ -13,18 +13,15 @@ is put before the first `batch` (after the shuffles, whose order every worker sh
 DistributedSampler splits one permutation. set_epoch(e) reshuffles as DistributedSampler does:
 every shuffle's seed becomes its seed + e, the same on every rank.
 """
-import copy
 
 import numpy as np
 import torch
 import torch.utils.data
 
 from . import Dataset, Project
+from ._epochs import reshuffled
 
 __all__ = ["IterableDataset", "DataLoader"]
-
-_SHUFFLES = ("shuffle", "global_shuffle")
-
 
 def _shard_plan():
     """(number of shards, this reader's index) from the torch.distributed rank and the DataLoader worker."""
@@ -65,11 +62,7 @@ class IterableDataset(torch.utils.data.IterableDataset):
         self._epoch = int(epoch)
 
     def _document_for(self, shards, index):
-        document = copy.deepcopy(self._document)
-        nodes = document["pipeline"]["nodes"]
-        for node in nodes:
-            if node["op"] in _SHUFFLES and "seed" in node.get("params", {}):
-                node["params"]["seed"] = int(node["params"]["seed"]) + self._epoch
+        document = reshuffled(self._document, self._epoch)
         if shards > 1:
             self._insert_shard(document, shards, index)
         return document

@@ -109,6 +109,7 @@ public:
     std::string snapshotJson() const { return m_pipeline->snapshot().toJson().dump(); }
     std::vector<std::string> featureNames() const { return m_names; }
     std::string elementSpec() const { return m_pipeline->elementSpec().text(); }
+    std::int64_t cardinality() const { return m_pipeline->cardinality(); }
     // (name, dtype, shape with -1 where a size is not known ahead) per feature.
     std::vector<std::tuple<std::string, std::string, std::vector<std::int64_t>>> featureSpecs() const
     {
@@ -241,7 +242,8 @@ PYBIND11_MODULE(_sluice, m)
         .def("snapshot_json", &PythonPipeline::snapshotJson)
         .def("feature_names", &PythonPipeline::featureNames)
         .def("element_spec", &PythonPipeline::elementSpec)
-        .def("feature_specs", &PythonPipeline::featureSpecs);
+        .def("feature_specs", &PythonPipeline::featureSpecs)
+        .def("cardinality", &PythonPipeline::cardinality);
 
     m.def("ops_json", &sluice::python::opsJson);
     m.def("train", &sluice::python::train, py::arg("project"), py::arg("overrides"), py::arg("seed"), py::arg("threads"),

@@ -45,6 +45,15 @@ def test_every_row_once_per_pass_and_a_new_order_each_pass(regression):
     assert not np.array_equal(orders[0], orders[1])
 
 
+def test_cardinality_is_tf_datas(regression):
+    """Batches per pass where known ahead (a Keras epoch's steps), INFINITE after repeat(), UNKNOWN
+    after a filter, as tf.data's cardinality()."""
+    assert classic(regression, batch=256).pipeline().cardinality() == 8  # 2,000 rows: 7 full batches and 1
+    assert classic(regression, batch=256).batch(2).pipeline().cardinality() == 4
+    assert sluice.from_npy({"x": "x.npy"}, folder=regression).repeat().batch(10).pipeline().cardinality() == sluice.INFINITE
+    assert sluice.from_npy({"y": "y.npy"}, folder=regression).filter(lambda e: e["y"][0] > 0).pipeline().cardinality() == sluice.UNKNOWN
+
+
 def test_batches_are_zero_copy_views(regression):
     batch = classic(regression).pipeline().take(1)[0]
     x = batch["x"]

@@ -299,3 +299,23 @@ def test_sluice_run_trains_through_a_python_map(regression):
     (regression / "fails.sluice").write_text(json.dumps(project))
     with pytest.raises(RuntimeError, match=r'(?s)node "map" \(map\): the Python function raised:.*ValueError: a short batch'):
         sluice.run(regression / "fails.sluice", threads=2)
+
+
+def test_a_python_that_cannot_start_is_a_message_not_a_crash(tmp_path, sluice_exe):
+    """The executable's embedded Python without its standard library (here: PYTHONHOME pointing
+    nowhere; on a machine without that Python, the relocatable package): the project is refused
+    (exit 2) with the reason, where Python itself would end the process."""
+    write_module(tmp_path, "fine", """
+        def f(e):
+            return e
+    """)
+    project = {"format": "sluice-project", "version": 1, "name": "nopython", "pipeline": {
+        "nodes": [{"id": "r", "op": "range", "params": {"stop": 5}},
+                  {"id": "m", "op": "map", "params": {"function": "python", "callable": "fine:f"}}],
+        "edges": [["r", "m"]]}}
+    (tmp_path / "p.sluice").write_text(json.dumps(project))
+    env = dict(os.environ, PYTHONHOME=str(tmp_path / "no-python-here"))
+    run = subprocess.run([sluice_exe, "run", str(tmp_path / "p.sluice")], capture_output=True, text=True, env=env)
+    assert run.returncode == 2, run.stderr
+    assert re.search(r'node "m" \(map\): callable: "fine:f": the Python embedded in sluice \(Python 3\.\d+.*\) could not start', run.stderr), run.stderr
+    assert "Fatal Python error" not in run.stderr
