@@ -145,6 +145,41 @@ private Q_SLOTS:
         QVERIFY(end["stats"]["stages"][2]["elements"].get<std::uint64_t>() >= 10 * end["elements"].get<std::uint64_t>());
     }
 
+    // Pipeline-only runs measure the input-bound share too, against the consumer they state: as
+    // fast as possible (it always waits: input-bound), or a simulated step that outlasts the
+    // pipeline (not input-bound: the consumer is the verdict).
+    void pipelineRunsReportTheInputBoundShareOfTheirConsumer()
+    {
+        const QString project = writeProject(m_dir, {node("src", "from_npy", {{"features", {{"x", "data/x.npy"}}}}),
+                                                     node("batch", "batch", {{"batch_size", 100}}),
+                                                     node("prefetch", "prefetch", {{"buffer_size", 2}})});
+        const auto fast = runSluice({"run", project, "--profile", "--json", "--epochs", "3", "--threads", "2"});
+        QVERIFY2(fast.exitCode == 0, qPrintable(fast.err));
+        const auto fastEnd = jsonLines(fast.out).back()["stats"];
+        QCOMPARE(fastEnd["consumer"], "as fast as possible");
+        QVERIFY(fastEnd["consumer_attached"].get<bool>());
+        QVERIFY(fastEnd.contains("input_bound_share"));
+        QVERIFY(fastEnd["bottleneck"] != "consumer");
+
+        const auto slow = runSluice({"run", project, "--profile", "--json", "--epochs", "4", "--threads", "2", "--consumer-ms", "20"});
+        QVERIFY2(slow.exitCode == 0, qPrintable(slow.err));
+        const auto slowEnd = jsonLines(slow.out).back()["stats"];
+        QCOMPARE(slowEnd["consumer"]["step_ms"].get<double>(), 20.0);
+        QVERIFY2(slowEnd["input_bound_share"].get<double>() < 0.05, slowEnd.dump().c_str());
+        QCOMPARE(slowEnd["input_bound"], "not input-bound");
+        QCOMPARE(slowEnd["bottleneck"], "consumer");
+        QCOMPARE(slowEnd["bottleneck_kind"], "consumer");
+
+        const auto table = runSluice({"run", project, "--profile", "--consumer-ms", "1"});
+        QVERIFY2(table.out.contains("consumer: a simulated step of 1"), qPrintable(table.out));
+        QVERIFY2(table.out.contains("input-bound: "), qPrintable(table.out));
+        for (const char *bad : {"0", "-3", "soon"}) {
+            const auto r = runSluice({"run", project, "--profile", "--consumer-ms", bad});
+            QCOMPARE(r.exitCode, 2);
+            QVERIFY2(r.err.contains("--consumer-ms") && r.err.contains("milliseconds"), qPrintable(r.err));
+        }
+    }
+
     void badProjectsExitWithTwoNamingTheNode()
     {
         QTemporaryDir dir;
@@ -220,8 +255,11 @@ private Q_SLOTS:
         for (const auto &s : stats["stages"])
             ids << QString::fromStdString(s["id"].get<std::string>());
         QCOMPARE(ids, (QStringList{"arrays", "shuffle", "batch", "to_float", "prefetch"}));
+        // A stage, or the whole pipeline when its work waited for a core (another test beside it).
         const QString bottleneck = QString::fromStdString(stats["bottleneck"].get<std::string>());
-        QVERIFY2(ids.contains(bottleneck), qPrintable(bottleneck));
+        const std::string kind = stats["bottleneck_kind"].get<std::string>();
+        QVERIFY2(ids.contains(bottleneck) || (bottleneck == "pipeline" && kind == "cpu_contention"), qPrintable(bottleneck));
+        QVERIFY2(kind == "compute" || kind == "storage" || kind == "buffer" || kind == "cpu_contention", kind.c_str());
         QVERIFY(!stats["bottleneck_reason"].get<std::string>().empty());
         QCOMPARE(stats["stages"][0]["elements"].get<std::uint64_t>(), 2 * rows); // every row, each pass
         QCOMPARE(stats["stages"][4]["elements"].get<std::uint64_t>(), 2 * batches);

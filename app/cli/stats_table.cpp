@@ -1,25 +1,19 @@
 #include "cli/stats_table.h"
 
 #include "cli/cli_support.h"
+#include "io/text_format.h"
 
 #include <cstdio>
 
 namespace sluice::cli {
 namespace {
 
-std::string format(const char *fmt, auto... args)
-{
-    char buf[512];
-    std::snprintf(buf, sizeof buf, fmt, args...);
-    return buf;
-}
-
 std::string count(double v)
 {
-    if (v >= 1e9) return format("%.2fG", v / 1e9);
-    if (v >= 1e6) return format("%.2fM", v / 1e6);
-    if (v >= 1e4) return format("%.1fk", v / 1e3);
-    return format("%.0f", v);
+    if (v >= 1e9) return formatText("%.2fG", v / 1e9);
+    if (v >= 1e6) return formatText("%.2fM", v / 1e6);
+    if (v >= 1e4) return formatText("%.1fk", v / 1e3);
+    return formatText("%.0f", v);
 }
 
 // The line under a mapped source: how its rows reached memory.
@@ -27,18 +21,18 @@ std::string storageLine(const pipeline::StorageSnapshot &s)
 {
     // Time off the CPU is storage wait only when pages did come from storage; otherwise it is the
     // CPU taken by other threads or processes.
-    std::string line = format("  └ %s access, %s rows read, %.0f%% of reading time %s, %s from storage, %.2f pages/row",
+    std::string line = formatText("  └ %s access, %s rows read, %.0f%% of reading time %s, %s from storage, %.2f pages/row",
                               s.access.c_str(), count(double(s.rowsRead)).c_str(), 100 * s.waitShare,
                               pipeline::readsFromStorage(s) ? "waiting for storage" : "off the CPU",
                               humanRate(s.storageBytesPerSecond).c_str(), s.pagesPerRow);
     if (s.access == "random")
-        line += s.readAhead ? format(", read-ahead %s rows (budget %s rows, %s)", count(double(s.readAheadRows)).c_str(),
+        line += s.readAhead ? formatText(", read-ahead %s rows (budget %s rows, %s)", count(double(s.readAheadRows)).c_str(),
                                      count(double(s.readAheadLimitRows)).c_str(), humanBytes(s.readAheadLimitBytes).c_str())
                             : std::string(", no read-ahead (in the page cache)");
-    line += format(", resident budget %s, %s released", humanBytes(s.residentBudgetBytes).c_str(),
+    line += formatText(", resident budget %s, %s released", humanBytes(s.residentBudgetBytes).c_str(),
                    s.releases == 1 ? "1 time" : (std::to_string(s.releases) + " times").c_str());
     if (s.deviceIops > 0) // what the device can do, as `sluice bench storage` measured it
-        line += format(", %s: %s random reads/s measured (%.0f%% in use)", s.device.c_str(), count(s.deviceIops).c_str(),
+        line += formatText(", %s: %s random reads/s measured (%.0f%% in use)", s.device.c_str(), count(s.deviceIops).c_str(),
                        100 * s.storageBytesPerSecond / 4096 / s.deviceIops);
     return line + "\n";
 }
@@ -47,33 +41,33 @@ std::string storageLine(const pipeline::StorageSnapshot &s)
 
 std::string statsTable(const pipeline::PipelineSnapshot &s)
 {
-    std::string out = format("%-14s %-15s %9s %9s %10s %6s %8s %8s %7s %4s  %s\n", "node", "op", "elements", "elem/s", "bytes/s", "busy",
+    std::string out = formatText("%-14s %-15s %9s %9s %10s %6s %8s %8s %7s %4s  %s\n", "node", "op", "elements", "elem/s", "bytes/s", "busy",
                              "wait-in", "wait-out", "queue", "par", "tuned");
     for (const auto &st : s.stages) {
         std::string tuned;
         for (const auto &[k, v] : st.tuned)
             tuned += (tuned.empty() ? "" : ", ") + k + "=" + std::to_string(v);
-        const std::string queue = st.async ? format("%d%%/%d", int(100 * st.queueFill + 0.5), st.queueCapacity) : "-";
-        out += format("%-14s %-15s %9s %9s %10s %5.0f%% %7.2fs %8s %7s %4s  %s\n", st.id.c_str(), st.op.c_str(),
+        const std::string queue = st.async ? formatText("%d%%/%d", int(100 * st.queueFill + 0.5), st.queueCapacity) : "-";
+        out += formatText("%-14s %-15s %9s %9s %10s %5.0f%% %7.2fs %8s %7s %4s  %s\n", st.id.c_str(), st.op.c_str(),
                       count(double(st.elements)).c_str(), count(st.elementsPerSecond).c_str(), humanRate(st.bytesPerSecond).c_str(),
                       100 * st.utilisation, st.waitInputSeconds,
-                      st.async ? format("%.2fs", st.waitConsumerSeconds).c_str() : "-", queue.c_str(),
+                      st.async ? formatText("%.2fs", st.waitConsumerSeconds).c_str() : "-", queue.c_str(),
                       st.async ? std::to_string(st.parallelism).c_str() : "-", tuned.c_str());
         if (st.storage && st.storage->rowsRead > 0)
             out += storageLine(*st.storage);
     }
-    out += format("\n%s elements in %.2f s (%s elements/s) on %d thread%s\n", count(double(s.elements)).c_str(), s.elapsedSeconds,
+    out += formatText("\n%s elements in %.2f s (%s elements/s) on %d thread%s\n", count(double(s.elements)).c_str(), s.elapsedSeconds,
                   count(s.elementsPerSecond).c_str(), s.threads, s.threads == 1 ? "" : "s");
     if (!s.bottleneck.empty())
-        out += "bottleneck: " + s.bottleneck + " (" + s.bottleneckReason + ")\n";
+        out += "bottleneck: " + s.bottleneck + " [" + s.bottleneckKind + "] (" + s.bottleneckReason + ")\n";
     if (s.consumerAttached)
-        out += format("input-bound: %.1f%% of step time, %s\n", 100 * s.inputBoundShare, pipeline::inputBoundName(s.inputBound));
+        out += formatText("input-bound: %.1f%% of step time, %s\n", 100 * s.inputBoundShare, pipeline::inputBoundName(s.inputBound));
     return out;
 }
 
 std::string statsLine(const pipeline::PipelineSnapshot &s, int pass)
 {
-    return format("pass %d  %s elements  %s/s  bottleneck: %s", pass, count(double(s.elements)).c_str(), count(s.elementsPerSecond).c_str(),
+    return formatText("pass %d  %s elements  %s/s  bottleneck: %s", pass, count(double(s.elements)).c_str(), count(s.elementsPerSecond).c_str(),
                   s.bottleneck.empty() ? "-" : s.bottleneck.c_str());
 }
 

@@ -12,8 +12,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <thread>
 
 namespace sluice::commands {
 namespace {
@@ -52,6 +54,7 @@ int run(const QStringList &arguments)
         "  sluice run projects/regression.sluice --device cuda:0 --replicas 4 --precision bf16\n"
         "  sluice run big.sluice --profile --seconds 30 --resident-budget 2G   # data larger than RAM: read ahead, 2 GiB resident\n"
         "  sluice run projects/classic-pipeline.sluice --profile --seconds 10\n"
+        "  sluice run projects/classic-pipeline.sluice --profile --seconds 10 --consumer-ms 5   # is it input-bound under a 5 ms step?\n"
         "  sluice run projects/classic-pipeline.sluice --profile --node batch --threads 4 --seed 1 --ram-budget 2G --json --stats-interval 0.5");
     parser.addPositionalArgument("PROJECT", "The .sluice project file.");
     parser.addOption({"set", "Overrides a value of the project: a dotted key (training.epochs, training.optimizer.learning_rate) or "
@@ -68,6 +71,9 @@ int run(const QStringList &arguments)
                                  "the per-stage table and the bottleneck at the end."});
     parser.addOption({"epochs", "Epochs to train (overrides training.epochs); pipeline-only: passes over the pipeline (default 1).", "N"});
     parser.addOption({"seconds", "Stop after S seconds, starting new passes as needed.", "S"});
+    parser.addOption({"consumer-ms", "Pipeline runs: a simulated training step of MS milliseconds per element (off the CPU, as a GPU "
+                                     "step), the consumer the input-bound share is measured against (default: none, as fast as possible).",
+                      "MS"});
     parser.addOption({"json", "One JSON object per line on stdout: periodic {\"event\": \"stats\"} and a final {\"event\": \"run_end\"}."});
     parser.addOption({"stats-interval", "Seconds between stats events (default 1).", "S"});
     parser.addOption({"node", "Run the pipeline up to this node (default: its output).", "ID"});
@@ -93,7 +99,7 @@ int run(const QStringList &arguments)
     }
     // --profile on a project with a model profiles its input pipeline alone (no training).
     if (!project->model.is_null() && !parser.isSet("profile")) {
-        for (const char *option : {"seconds", "node", "stats-interval", "ram-budget"})
+        for (const char *option : {"seconds", "node", "stats-interval", "ram-budget", "consumer-ms"})
             if (parser.isSet(option)) {
                 cli::printError(std::string("--") + option, "applies to pipeline runs (--profile); training takes --epochs");
                 return cli::BadInput;
@@ -122,6 +128,18 @@ int run(const QStringList &arguments)
             return cli::BadInput;
         interval = *s;
     }
+    // The consumer the input-bound share is measured against: as fast as possible, or a simulated step.
+    std::optional<double> stepMs;
+    if (parser.isSet("consumer-ms")) {
+        bool ok = false;
+        const double ms = parser.value("consumer-ms").trimmed().toDouble(&ok);
+        if (!ok || !(ms > 0) || !std::isfinite(ms)) {
+            cli::printError("--consumer-ms", "'" + parser.value("consumer-ms").toStdString() + "' is not a positive number of milliseconds");
+            return cli::BadInput;
+        }
+        stepMs = ms;
+    }
+    const nlohmann::json consumer = stepMs ? nlohmann::json{{"step_ms", *stepMs}} : nlohmann::json("as fast as possible");
     if (!epochs && !seconds)
         epochs = 1;
     const bool json = parser.isSet("json");
@@ -130,10 +148,12 @@ int run(const QStringList &arguments)
     auto pipe = cli::buildPipeline(*project, *options);
     if (!pipe)
         return cli::BadInput;
+    pipe->setConsumerAttached(true);
     if (json)
-        pipe->sink().subscribe([](const pipeline::PipelineSnapshot &s) {
+        pipe->sink().subscribe([consumer](const pipeline::PipelineSnapshot &s) {
             nlohmann::json j = s.toJson();
             j["event"] = "stats";
+            j["consumer"] = consumer;
             printJson(j);
         });
 
@@ -165,6 +185,8 @@ int run(const QStringList &arguments)
             continue;
         }
         ++elements;
+        if (stepMs)
+            std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(*stepMs));
         if (terminal && !json && std::chrono::steady_clock::now() - lastLine > std::chrono::milliseconds(250)) {
             lastLine = std::chrono::steady_clock::now();
             std::fprintf(stderr, "\r\033[K%s", cli::statsLine(pipe->snapshot(), pass).c_str());
@@ -179,11 +201,14 @@ int run(const QStringList &arguments)
     if (json) {
         nlohmann::json end{{"event", "run_end"}, {"status", status}, {"passes", pass}, {"elements", elements},
                            {"seconds", elapsed()}, {"stats", snapshot.toJson()}};
+        end["stats"]["consumer"] = consumer;
         if (!error.empty())
             end["error"] = error;
         printJson(end);
     } else if (parser.isSet("profile") || status != "ok") {
         std::fputs(cli::statsTable(snapshot).c_str(), stdout);
+        std::printf("consumer: %s\n", stepMs ? ("a simulated step of " + std::to_string(*stepMs) + " ms per element").c_str()
+                                                : "as fast as possible (--consumer-ms simulates a training step)");
     } else {
         std::printf("%s: %llu elements in %d pass%s, %.2f s\n", project->name.c_str(), (unsigned long long)elements, pass,
                     pass == 1 ? "" : "es", elapsed());

@@ -1,5 +1,6 @@
 #include "pipeline/pass_storage.h"
 
+#include "pipeline/storage_throttle.h"
 #include "telemetry/process_memory.h"
 
 #include <algorithm>
@@ -143,6 +144,16 @@ PassStorage::~PassStorage()
 
 void PassStorage::beforeRead(std::uint64_t begin, std::uint64_t end)
 {
+    if (storageThrottle().count() > 0) { // a simulated slow device (tests of the storage verdict)
+        std::uint64_t pages = 0;
+        for (std::uint64_t p = begin; p < end; ++p) {
+            const std::uint64_t row = m_pass->row(p);
+            m_rows.visitStorage(row, row + 1, [&pages](const MappedFile &, std::size_t offset, std::size_t length) {
+                pages += (offset % kPage + length + kPage - 1) / kPage;
+            });
+        }
+        throttleStorageRead(pages);
+    }
     if (!m_shuffled || !m_stats.readAhead.load(std::memory_order_relaxed))
         return;
     // Claim [requested, target): this read's own rows and the window beyond, each once.

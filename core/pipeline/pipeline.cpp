@@ -1,9 +1,11 @@
 #include "pipeline/pipeline.h"
 
 #include "pipeline/autotuner.h"
+#include "pipeline/bottleneck_verdict.h"
 #include "pipeline/blocking_reader.h"
 #include "pipeline/build_context.h"
 #include "pipeline/runtime.h"
+#include "telemetry/cpu_usage.h"
 #include "telemetry/process_io.h"
 #include "telemetry/process_memory.h"
 
@@ -32,6 +34,8 @@ struct Pipeline::Impl
 
     std::int64_t startNs = 0, firstRequestNs = 0, lastPublishNs = 0;
     std::uint64_t storageReadAtStart = 0;
+    double cpuAtStart = 0; // the process's CPU seconds when the pipeline started
+    std::optional<SystemCpuTimes> systemAtStart; // the machine's, then
     std::atomic<std::uint64_t> delivered{0};
     std::atomic<std::int64_t> consumerWaitNs{0};
     std::atomic<bool> consumerAttached{false};
@@ -125,6 +129,8 @@ Result<std::optional<Element>> Pipeline::next(const std::function<bool()> &stopR
     if (!impl.startNs) {
         impl.startNs = now;
         impl.storageReadAtStart = storageReadBytes().value_or(0);
+        impl.cpuAtStart = readCpuTimes().processSeconds;
+        impl.systemAtStart = readSystemCpuTimes();
     }
     if (!impl.firstRequestNs)
         impl.firstRequestNs = now;
@@ -229,7 +235,6 @@ PipelineSnapshot Pipeline::Impl::snapshot() const
     std::uint64_t rowsRead = 0;
     for (const StageStats *s : order)
         rowsRead += s->readsMappedRows ? s->storage.rowsRead.load() : 0;
-    double worst = -1;
     for (const StageStats *s : order) {
         StageSnapshot st;
         st.id = s->nodeId;
@@ -264,37 +269,12 @@ PipelineSnapshot Pipeline::Impl::snapshot() const
         st.gilWaitSeconds = double(s->hostWaitNs.load()) * 1e-9;
         // A mapped source's rows are copied by the fused batch's tasks, several at once.
         // Stages below a parallel interleave run in its slots.
-        const int workers = st.storage && !st.async ? std::max(1, s->storage.readers.load())
-                            : st.async              ? std::max(1, st.parallelism)
-                                                    : std::max(1, s->concurrency);
-        st.utilisation = elapsed > 0 ? std::min(1.0, st.busySeconds / (elapsed * workers)) : 0;
-        if (st.utilisation > worst) {
-            worst = st.utilisation;
-            snap.bottleneck = st.id;
-            char text[256];
-            std::snprintf(text, sizeof text, "%s busy %.0f%% of the time on %d thread%s", st.op.c_str(), 100 * st.utilisation,
-                          workers, workers > 1 ? "s" : "");
-            snap.bottleneckReason = text;
-            if (const std::string python = pythonBottleneckReason(st); !python.empty())
-                snap.bottleneckReason += "; " + python;
-            else if (const std::string storage = storageBottleneckReason(st); !storage.empty())
-                snap.bottleneckReason += "; " + storage;
-            else if (st.storage && !st.async && readsFromStorage(*st.storage))
-                snap.bottleneckReason += "; copying rows out of the mapping on the fused batch's tasks, " +
-                                         std::to_string(int(100 * st.storage->waitShare + 0.5)) + "% of it waiting for storage";
-            else if (st.storage && !st.async)
-                snap.bottleneckReason += "; copying rows out of the mapping (in the page cache) on the fused batch's tasks";
-            else if (s->tunesParallelism || (st.async && st.parallelism > 0 && st.op != "prefetch"))
-                snap.bottleneckReason += st.parallelism >= runtime->threads()
-                                             ? "; it uses the whole CPU budget (--threads)"
-                                             : "; more num_parallel_calls would help";
-            else if (!st.async && s->concurrency > 1)
-                snap.bottleneckReason += s->concurrency >= runtime->threads()
-                                             ? "; it runs in the parallel interleave's slots and uses the whole CPU budget (--threads)"
-                                             : "; it runs in the parallel interleave's slots: a larger cycle_length would help";
-            else if (!st.async && st.op != "prefetch")
-                snap.bottleneckReason += "; it runs one element at a time";
-        }
+        st.workers = st.storage && !st.async ? std::max(1, s->storage.readers.load())
+                     : st.async              ? std::max(1, st.parallelism)
+                                             : std::max(1, s->concurrency);
+        st.utilisation = elapsed > 0 ? std::min(1.0, st.busySeconds / (elapsed * st.workers)) : 0;
+        st.tunesParallelism = s->tunesParallelism;
+        st.concurrency = s->concurrency;
         snap.stages.push_back(std::move(st));
     }
     snap.consumerAttached = consumerAttached.load();
@@ -303,17 +283,17 @@ PipelineSnapshot Pipeline::Impl::snapshot() const
         snap.inputBoundShare = consumerTime > 0 ? std::min(1.0, double(consumerWaitNs.load()) / consumerTime) : 0;
         snap.inputBound = classifyInputBound(snap.inputBoundShare);
     }
-    if (snap.consumerAttached && snap.inputBound == InputBound::None && snap.elements > 0) {
-        snap.bottleneck = "consumer";
-        char text[160];
-        std::snprintf(text, sizeof text, "the pipeline keeps up: the consumer waited for input %.1f%% of its time",
-                      100 * snap.inputBoundShare);
-        snap.bottleneckReason = text;
+    snap.cores = usableCoreCount();
+    snap.cpuSeconds = startNs ? std::max(0.0, readCpuTimes().processSeconds - cpuAtStart) : 0;
+    if (const auto system = readSystemCpuTimes(); system && systemAtStart && system->totalSeconds > systemAtStart->totalSeconds) {
+        const double busy = system->busySeconds - systemAtStart->busySeconds, total = system->totalSeconds - systemAtStart->totalSeconds;
+        snap.systemBusyShare = std::clamp(busy / total, 0.0, 1.0);
+        snap.otherProcessCores = elapsed > 0 ? std::max(0.0, busy - snap.cpuSeconds) / elapsed : 0;
     }
-    if (snap.elements == 0 && worst <= 0) {
-        snap.bottleneck.clear();
-        snap.bottleneckReason.clear();
-    }
+    const BottleneckVerdict verdict = judgeBottleneck(snap);
+    snap.bottleneck = verdict.node;
+    snap.bottleneckKind = bottleneckKindName(verdict.kind);
+    snap.bottleneckReason = verdict.reason;
     return snap;
 }
 

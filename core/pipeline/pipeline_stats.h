@@ -57,6 +57,12 @@ struct StageSnapshot
     std::optional<StorageSnapshot> storage; // mapped sources
     double pythonSeconds = 0;      // inside its Python function (map, filter predicate, generator)
     double gilWaitSeconds = 0;     // waiting for Python's GIL before a call could start
+    // What the verdict (bottleneck_verdict.h) needs besides the figures: the threads its work
+    // runs on, whether AUTOTUNE sets its num_parallel_calls, and the parallel interleave's
+    // slots it runs in (0: none).
+    int workers = 1;
+    bool tunesParallelism = false;
+    int concurrency = 0;
 };
 
 // Whether the source's rows come from storage rather than the page cache (pages read per row).
@@ -79,12 +85,19 @@ struct PipelineSnapshot
     std::uint64_t elements = 0; // delivered to the consumer
     double elementsPerSecond = 0;
     std::vector<StageSnapshot> stages; // in pipeline order, source first
-    std::string bottleneck;            // a node id, "consumer", or empty when nothing ran
+    std::string bottleneck;            // a node id, "consumer", "pipeline" (CPU contention), or empty when nothing ran
+    std::string bottleneckKind;        // bottleneckKindName(): "compute", "storage", "gil", "buffer", "cpu_contention", "consumer"
     std::string bottleneckReason;
     bool consumerAttached = false;
     double inputBoundShare = 0; // of the consumer's time since its first request
     InputBound inputBound = InputBound::None;
     int threads = 0;
+    int cores = 0;           // the cores this process may run on
+    double cpuSeconds = 0;   // CPU time the process got since the pipeline started (all its threads)
+    // The machine since the pipeline started: the share of its CPU time busy (every process),
+    // and the cores other processes kept busy on average (-1: unknown, no /proc/stat).
+    double systemBusyShare = -1;
+    double otherProcessCores = -1;
     std::uint64_t ramBudgetBytes = 0;
     std::uint64_t residentBytes = 0;       // the process's resident set
     std::uint64_t storageReadBytes = 0;    // read from storage since the pipeline started

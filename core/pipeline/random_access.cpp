@@ -1,5 +1,6 @@
 #include "pipeline/random_access.h"
 
+#include "io/read_pass.h"
 #include "pipeline/pass_storage.h"
 
 namespace sluice::pipeline {
@@ -76,6 +77,11 @@ std::unique_ptr<Iterator> RandomAccessDataset::makeRawIterator(const IteratorCon
 
 FeistelPermutation::FeistelPermutation(std::uint64_t n, std::uint64_t seed) : m_n(n)
 {
+    if (n <= kTableRows) {
+        const std::vector<std::uint64_t> order = seededPermutation(n, seed);
+        m_table.assign(order.begin(), order.end());
+        return;
+    }
     unsigned bits = 2;
     while (bits < 64 && (std::uint64_t(1) << bits) < n)
         ++bits;
@@ -89,6 +95,8 @@ FeistelPermutation::FeistelPermutation(std::uint64_t n, std::uint64_t seed) : m_
 
 std::uint64_t FeistelPermutation::operator()(std::uint64_t i) const
 {
+    if (!m_table.empty())
+        return m_table[i];
     // Cycle walking: the network permutes [0, 2^bits); re-apply until the value lands in [0, n).
     // The domain is at most 4n, so this takes under four rounds on average.
     std::uint64_t x = i;

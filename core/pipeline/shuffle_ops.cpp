@@ -159,9 +159,9 @@ void registerShuffleOps(std::vector<OpInfo> &ops)
                     {"reshuffle_each_iteration", "bool", "true", "a different order on each pass (repeat, epochs)"}},
                    1, 1, buildShuffle});
     ops.push_back({"global_shuffle", "transformations",
-                   "A uniformly random permutation of a random-access input (mapped arrays, range) on every pass, with no "
-                   "buffer to fill and O(1) memory (a seeded Feistel bijection), as tf.data's global_shuffle. Batches after it "
-                   "are still gathered straight from the mapping.",
+                   "A new pseudo-random permutation of a random-access input (mapped arrays, range) on every pass, with no "
+                   "buffer to fill (a seeded Fisher-Yates table up to 65,536 rows, a Feistel bijection in O(1) memory above), as "
+                   "tf.data's global_shuffle. Batches after it are still gathered straight from the mapping.",
                    {{"seed", "int", "", "random seed (absent: from the pipeline seed, else random)"},
                     {"reshuffle_each_iteration", "bool", "true", "a fresh permutation on each pass"}},
                    1, 1, buildGlobalShuffle});

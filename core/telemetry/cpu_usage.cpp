@@ -5,6 +5,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <fstream>
+#include <string>
+
 namespace sluice {
 
 namespace {
@@ -40,6 +44,22 @@ int usableCoreCount()
     }
     const long online = sysconf(_SC_NPROCESSORS_ONLN);
     return online > 0 ? int(online) : 1;
+}
+
+std::optional<SystemCpuTimes> readSystemCpuTimes()
+{
+    // "cpu  user nice system idle iowait irq softirq steal ..." in clock ticks.
+    std::ifstream in("/proc/stat");
+    std::string label;
+    if (!(in >> label) || label != "cpu")
+        return std::nullopt;
+    unsigned long long v[8] = {};
+    for (auto &x : v)
+        if (!(in >> x))
+            return std::nullopt;
+    const double tick = 1.0 / double(std::max(1L, sysconf(_SC_CLK_TCK)));
+    const double idle = double(v[3] + v[4]), total = double(v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7]);
+    return SystemCpuTimes{(total - idle) * tick, total * tick};
 }
 
 nlohmann::json CpuUsage::toJson() const

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
+
 namespace sluice {
 
 struct CpuTimes
@@ -20,6 +22,15 @@ CpuTimes readCpuTimes();
 
 // Cores this process may run on (its CPU affinity; at least 1).
 int usableCoreCount();
+
+// The machine's CPU time over every process since boot, in core-seconds (/proc/stat's first
+// line; waiting for I/O counts as idle): what tells another process taking the CPU from ours.
+struct SystemCpuTimes
+{
+    double busySeconds = 0;
+    double totalSeconds = 0;
+};
+std::optional<SystemCpuTimes> readSystemCpuTimes(); // nothing where /proc/stat cannot be read
 
 struct CpuUsage
 {

@@ -165,20 +165,30 @@ class Pipeline:
         --json` reports them."""
         return json.loads(self._core.snapshot_json())
 
-    def profile(self, seconds=3.0):
-        """Reads batches as fast as the pipeline gives them, pass after pass, for `seconds`, and
-        returns stats(): what `sluice run --profile --seconds N` reports for a pipeline."""
+    def profile(self, seconds=3.0, consumer_ms=None):
+        """Reads batches pass after pass for `seconds` and returns stats(): what `sluice run
+        --profile --seconds N [--consumer-ms MS]` reports for a pipeline. The input-bound share is
+        measured against a consumer that takes each batch as fast as it comes, or with
+        `consumer_ms`, a simulated training step of that many milliseconds (a sleep, as a GPU step
+        leaves the CPU free)."""
         import time
+        if consumer_ms is not None and not consumer_ms > 0:
+            raise ValueError(f"consumer_ms: {consumer_ms!r} is not a positive number of milliseconds")
+        self.attach_consumer()
         end = time.monotonic() + seconds
         while time.monotonic() < end:
             count = 0
             for _ in self:
                 count += 1
+                if consumer_ms is not None:
+                    time.sleep(consumer_ms / 1000)
                 if time.monotonic() >= end:
                     break
             if count == 0:
                 break  # an empty pipeline: nothing more to read
-        return self.stats()
+        stats = self.stats()
+        stats["consumer"] = "as fast as possible" if consumer_ms is None else {"step_ms": float(consumer_ms)}
+        return stats
 
     def attach_consumer(self, attached=True):
         """Say that a training loop works between batches, so stats() reports the input-bound

@@ -141,4 +141,17 @@ def test_profile_reports_what_the_cli_reports(regression, sluice_exe):
     assert set(stats) <= set(last) | {"event"}
     for ours, theirs in zip(stats["stages"], last["stages"]):
         assert set(ours) == set(theirs), ours["id"]
-    assert stats["bottleneck"] in [s["id"] for s in stats["stages"]] + ["consumer"]
+    assert stats["bottleneck"] in [s["id"] for s in stats["stages"]] + ["consumer", "pipeline"]  # "pipeline": CPU contention
+    assert stats["consumer"] == last["consumer"] == "as fast as possible"
+    assert set(stats) == set(last) - {"event"}  # the input-bound share included: both state their consumer
+
+
+def test_profile_measures_the_input_bound_share_of_a_stated_step(regression):
+    """With a simulated step longer than a batch takes, the pipeline keeps up: the verdict is the
+    consumer, as `sluice run --profile --consumer-ms` says."""
+    stats = classic(regression).pipeline(threads=2).profile(seconds=0.6, consumer_ms=20)
+    assert stats["consumer"] == {"step_ms": 20.0}
+    assert stats["input_bound"] == "not input-bound", stats["input_bound_share"]
+    assert stats["bottleneck"] == "consumer" and stats["bottleneck_kind"] == "consumer"
+    with pytest.raises(ValueError, match="consumer_ms"):
+        classic(regression).pipeline().profile(seconds=0.1, consumer_ms=0)
