@@ -6,6 +6,8 @@
 //   storage, never more threads;
 // - a slow consumer: "consumer", not input-bound;
 // - too small a prefetch between a producer and a consumer whose speeds vary: that prefetch, buffer;
+// - a shuffle buffer still filling: that shuffle, buffer; an interleave cycle smaller than the
+//   threads over a CPU-bound per-file chain: that interleave, buffer (its cycle);
 // - more threads than cores, or another process taking the CPU: "pipeline", CPU contention;
 // - a host (Python) function holding the interpreter's lock: that map, GIL, vectorise.
 // The rules themselves are also checked on figures of known cause (precedence, thresholds).
@@ -19,6 +21,7 @@
 #include "support/test_support.h"
 #include "telemetry/cpu_usage.h"
 
+#include <QDir>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -208,8 +211,11 @@ private Q_SLOTS:
         snap.inputBoundShare = 0.4;
         snap.inputBound = pipeline::classifyInputBound(0.4);
 
-        // Other processes keeping cores busy on a saturated machine: contention, whatever stage is busiest.
+        // Other processes keeping cores busy on a saturated machine, while this one got less CPU
+        // than its busiest stage could use (two call slots, under one core): contention.
         snap.otherProcessCores = 1.2;
+        snap.stages[1].workers = 2;
+        snap.cpuSeconds = 0.8;
         v = pipeline::judgeBottleneck(snap);
         QCOMPARE(v.node, std::string("pipeline"));
         QCOMPARE(v.kind, pipeline::BottleneckKind::Contention);
@@ -220,10 +226,16 @@ private Q_SLOTS:
         v = pipeline::judgeBottleneck(snap);
         QCOMPARE(v.kind, pipeline::BottleneckKind::Contention);
         QVERIFY2(contains(v.reason, "8 threads share 2 cores: lower --threads to 2"), v.reason.c_str());
-        // Neither, where the machine has idle cores.
+        // Neither, where the machine has idle cores, or where the process got what its busiest
+        // stage can use (one call slot, a core's worth: that stage is the limit).
         snap.systemBusyShare = 0.6;
         QCOMPARE(pipeline::judgeBottleneck(snap).kind, pipeline::BottleneckKind::Compute);
         snap.systemBusyShare = 0.95;
+        snap.stages[1].workers = 1;
+        snap.otherProcessCores = 1.2;
+        QCOMPARE(pipeline::judgeBottleneck(snap).kind, pipeline::BottleneckKind::Compute);
+        snap.stages[1].workers = 2;
+        snap.otherProcessCores = 0.1;
         // Time off the CPU waiting for the GIL (or for pages) is that stage's own cause first.
         snap.stages[1].gilWaitSeconds = 0.5;
         QCOMPARE(pipeline::judgeBottleneck(snap).kind, pipeline::BottleneckKind::Gil);
@@ -313,25 +325,63 @@ private Q_SLOTS:
         // The producer takes about as long per batch as the consumer on average, but the consumer
         // alternates between long and no steps: a buffer of one is full during the long ones and
         // empty after the short ones.
-        auto p = buildPipeline(chain({op("src", "from_npy", {{"features", {{"x", "x.npy"}}}}), op("b", "batch", {{"batch_size", 4}}),
-                                      op("noise", "map", {{"function", "gaussian_noise"}, {"features", nlohmann::json::array({"x"})}, {"stddev", 1.0}, {"seed", 1}}),
-                                      op("pf", "prefetch", {{"buffer_size", 1}}), op("again", "repeat", {{"count", 3}})}),
-                               m_dir.path().toStdString(), withThreads(2));
+        const std::string pipelineJson =
+            chain({op("src", "from_npy", {{"features", {{"x", "x.npy"}}}}), op("b", "batch", {{"batch_size", 4}}),
+                   op("noise", "map", {{"function", "gaussian_noise"}, {"features", nlohmann::json::array({"x"})}, {"stddev", 1.0}, {"seed", 1}}),
+                   op("pf", "prefetch", {{"buffer_size", 1}}), op("again", "repeat", {{"count", 3}})});
+        // What one batch costs the producer, measured on the same pipeline as it will run (a
+        // sanitizer build is several times slower): its map's busy time per batch.
+        auto probe = buildPipeline(pipelineJson, m_dir.path().toStdString(), withThreads(2));
+        QVERIFY(probe);
+        const auto probed = drain(*probe);
+        const auto perBatch = std::chrono::microseconds(std::int64_t(1e6 * probed.stages[2].busySeconds / double(probed.stages[2].elements)));
+        qInfo("the producer's map: %lld us a batch", (long long)perBatch.count());
+        auto p = buildPipeline(pipelineJson, m_dir.path().toStdString(), withThreads(2));
         QVERIFY(p);
-        // What one batch costs the producer here (the sanitizer build is several times slower).
-        auto probe = buildPipeline(chain({op("src", "from_npy", {{"features", {{"x", "x.npy"}}}}), op("b", "batch", {{"batch_size", 4}}),
-                                          op("noise", "map", {{"function", "gaussian_noise"}, {"features", nlohmann::json::array({"x"})}, {"stddev", 1.0}, {"seed", 1}})}),
-                                   m_dir.path().toStdString(), withThreads(1));
-        const auto t0 = std::chrono::steady_clock::now();
-        QVERIFY(probe && collect(*probe, "x").ok());
-        const auto perBatch = (std::chrono::steady_clock::now() - t0) / 64;
         p->setConsumerAttached(true);
         const auto snap = drain(*p, [perBatch](std::uint64_t n) {
             if (n % 2 == 0)
-                spin(std::chrono::duration_cast<std::chrono::microseconds>(2 * perBatch));
+                spin(2 * perBatch);
         });
         QVERIFY_VERDICT(snap, "pf", "buffer");
         QVERIFY2(contains(snap.bottleneckReason, "larger buffer_size"), snap.bottleneckReason.c_str());
+    }
+
+    void shuffleBufferStillFillingIsItsBuffer()
+    {
+        // A buffer of 40,000 elements: the first batch waits for all of them.
+        auto p = buildPipeline(chain({op("src", "range", {{"stop", 1000000}}),
+                                      op("to_float", "map", {{"function", "cast"}, {"dtype", "float32"}}),
+                                      op("shuf", "shuffle", {{"buffer_size", 40000}, {"seed", 2}}), op("b", "batch", {{"batch_size", 32}})}),
+                               m_dir.path().toStdString(), withThreads(2));
+        QVERIFY(p);
+        for (int i = 0; i < 3; ++i)
+            QVERIFY(p->next().ok());
+        const auto snap = p->snapshot();
+        QVERIFY_VERDICT(snap, "shuf", "buffer");
+        QVERIFY2(contains(snap.bottleneckReason, "buffer of 40000 elements") && contains(snap.bottleneckReason, "smaller buffer_size"),
+                 snap.bottleneckReason.c_str());
+        const auto &shuf = snap.stages[2];
+        QCOMPARE(shuf.bufferSize, std::uint64_t(40000));
+        QVERIFY(shuf.fillSeconds > 0 && shuf.buffered > 39000);
+    }
+
+    void interleaveCycleTooSmallIsTheInterleaves()
+    {
+        // Four files read through a CPU-bound per-file map, one file at a time on two threads.
+        QDir(m_dir.path()).mkpath("parts");
+        for (int i = 0; i < 4; ++i)
+            writeWideRows(m_dir.filePath(QString("parts/p%1.npy").arg(i)), 64, 4096);
+        auto p = buildPipeline(chain({op("src", "from_npy", {{"features", {{"x", "parts/p*.npy"}}}}),
+                                      op("noise", "map", {{"function", "gaussian_noise"}, {"features", nlohmann::json::array({"x"})},
+                                                          {"stddev", 1.0}, {"seed", 1}}),
+                                      op("files", "interleave", {{"cycle_length", 1}, {"num_parallel_calls", 1}}),
+                                      op("b", "batch", {{"batch_size", 8}}), op("again", "repeat", {{"count", 3}})}),
+                               m_dir.path().toStdString(), withThreads(2));
+        QVERIFY(p);
+        const auto snap = drain(*p);
+        QVERIFY_VERDICT(snap, "files", "buffer");
+        QVERIFY2(contains(snap.bottleneckReason, "larger cycle_length"), snap.bottleneckReason.c_str());
     }
 
     void moreThreadsThanCoresIsContention()

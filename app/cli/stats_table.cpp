@@ -6,9 +6,8 @@
 #include <cstdio>
 
 namespace sluice::cli {
-namespace {
 
-std::string count(double v)
+std::string countText(double v)
 {
     if (v >= 1e9) return formatText("%.2fG", v / 1e9);
     if (v >= 1e6) return formatText("%.2fM", v / 1e6);
@@ -16,23 +15,25 @@ std::string count(double v)
     return formatText("%.0f", v);
 }
 
+namespace {
+
 // The line under a mapped source: how its rows reached memory.
 std::string storageLine(const pipeline::StorageSnapshot &s)
 {
     // Time off the CPU is storage wait only when pages did come from storage; otherwise it is the
     // CPU taken by other threads or processes.
     std::string line = formatText("  └ %s access, %s rows read, %.0f%% of reading time %s, %s from storage, %.2f pages/row",
-                              s.access.c_str(), count(double(s.rowsRead)).c_str(), 100 * s.waitShare,
+                              s.access.c_str(), countText(double(s.rowsRead)).c_str(), 100 * s.waitShare,
                               pipeline::readsFromStorage(s) ? "waiting for storage" : "off the CPU",
                               humanRate(s.storageBytesPerSecond).c_str(), s.pagesPerRow);
     if (s.access == "random")
-        line += s.readAhead ? formatText(", read-ahead %s rows (budget %s rows, %s)", count(double(s.readAheadRows)).c_str(),
-                                     count(double(s.readAheadLimitRows)).c_str(), humanBytes(s.readAheadLimitBytes).c_str())
+        line += s.readAhead ? formatText(", read-ahead %s rows (budget %s rows, %s)", countText(double(s.readAheadRows)).c_str(),
+                                     countText(double(s.readAheadLimitRows)).c_str(), humanBytes(s.readAheadLimitBytes).c_str())
                             : std::string(", no read-ahead (in the page cache)");
     line += formatText(", resident budget %s, %s released", humanBytes(s.residentBudgetBytes).c_str(),
                    s.releases == 1 ? "1 time" : (std::to_string(s.releases) + " times").c_str());
     if (s.deviceIops > 0) // what the device can do, as `sluice bench storage` measured it
-        line += formatText(", %s: %s random reads/s measured (%.0f%% in use)", s.device.c_str(), count(s.deviceIops).c_str(),
+        line += formatText(", %s: %s random reads/s measured (%.0f%% in use)", s.device.c_str(), countText(s.deviceIops).c_str(),
                        100 * s.storageBytesPerSecond / 4096 / s.deviceIops);
     return line + "\n";
 }
@@ -49,15 +50,15 @@ std::string statsTable(const pipeline::PipelineSnapshot &s)
             tuned += (tuned.empty() ? "" : ", ") + k + "=" + std::to_string(v);
         const std::string queue = st.async ? formatText("%d%%/%d", int(100 * st.queueFill + 0.5), st.queueCapacity) : "-";
         out += formatText("%-14s %-15s %9s %9s %10s %5.0f%% %7.2fs %8s %7s %4s  %s\n", st.id.c_str(), st.op.c_str(),
-                      count(double(st.elements)).c_str(), count(st.elementsPerSecond).c_str(), humanRate(st.bytesPerSecond).c_str(),
+                      countText(double(st.elements)).c_str(), countText(st.elementsPerSecond).c_str(), humanRate(st.bytesPerSecond).c_str(),
                       100 * st.utilisation, st.waitInputSeconds,
                       st.async ? formatText("%.2fs", st.waitConsumerSeconds).c_str() : "-", queue.c_str(),
                       st.async ? std::to_string(st.parallelism).c_str() : "-", tuned.c_str());
         if (st.storage && st.storage->rowsRead > 0)
             out += storageLine(*st.storage);
     }
-    out += formatText("\n%s elements in %.2f s (%s elements/s) on %d thread%s\n", count(double(s.elements)).c_str(), s.elapsedSeconds,
-                  count(s.elementsPerSecond).c_str(), s.threads, s.threads == 1 ? "" : "s");
+    out += formatText("\n%s elements in %.2f s (%s elements/s) on %d thread%s\n", countText(double(s.elements)).c_str(), s.elapsedSeconds,
+                  countText(s.elementsPerSecond).c_str(), s.threads, s.threads == 1 ? "" : "s");
     if (!s.bottleneck.empty())
         out += "bottleneck: " + s.bottleneck + " [" + s.bottleneckKind + "] (" + s.bottleneckReason + ")\n";
     if (s.consumerAttached)
@@ -67,7 +68,7 @@ std::string statsTable(const pipeline::PipelineSnapshot &s)
 
 std::string statsLine(const pipeline::PipelineSnapshot &s, int pass)
 {
-    return formatText("pass %d  %s elements  %s/s  bottleneck: %s", pass, count(double(s.elements)).c_str(), count(s.elementsPerSecond).c_str(),
+    return formatText("pass %d  %s elements  %s/s  bottleneck: %s", pass, countText(double(s.elements)).c_str(), countText(s.elementsPerSecond).c_str(),
                   s.bottleneck.empty() ? "-" : s.bottleneck.c_str());
 }
 

@@ -10,5 +10,7 @@ namespace sluice::cli {
 
 std::string statsTable(const pipeline::PipelineSnapshot &snapshot);
 std::string statsLine(const pipeline::PipelineSnapshot &snapshot, int pass);
+// A count as the table shows it: 950, 14.8k, 2.95M, 1.20G.
+std::string countText(double value);
 
 } // namespace sluice::cli

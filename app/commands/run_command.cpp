@@ -6,6 +6,7 @@
 #include "cli/pipeline_options.h"
 #include "cli/stats_table.h"
 #include "commands/train_command.h"
+#include "pipeline/advice_trial.h"
 #include "train/training_config.h"
 
 #include <unistd.h>
@@ -21,17 +22,54 @@ namespace sluice::commands {
 namespace {
 
 std::atomic<pipeline::Pipeline *> g_running{nullptr};
+std::atomic<bool> g_trialCancel{false}; // Ctrl-C during --try-advice's trials
 extern "C" void onRunInterrupt(int)
 {
-    // Only an atomic store happens here (Runtime::cancel), which is safe in a signal handler.
+    // Only atomic stores happen here (Runtime::cancel), which is safe in a signal handler.
     if (auto *p = g_running.load())
         p->cancel();
+    g_trialCancel = true;
 }
 
 void printJson(const nlohmann::json &j)
 {
     std::fputs((j.dump() + "\n").c_str(), stdout);
     std::fflush(stdout);
+}
+
+// --try-advice: the change the verdict's advice names, tried against the project as it is.
+// Returns the "advice_trial" event, or an error (the changed pipeline failed, Ctrl-C).
+Result<nlohmann::json> tryTheAdvice(const Project &project, const pipeline::PipelineOptions &options, const pipeline::PipelineSnapshot &snapshot,
+                                    double secondsEach, int rounds, bool json)
+{
+    const pipeline::BottleneckVerdict verdict = pipeline::judgeBottleneck(snapshot);
+    nlohmann::json event{{"event", "advice_trial"}, {"bottleneck", verdict.node}, {"bottleneck_kind", pipeline::bottleneckKindName(verdict.kind)}};
+    const auto change = pipeline::adviceChange(verdict, snapshot, project);
+    if (!change) {
+        event["tried"] = false;
+        event["why"] = "its advice needs other data, storage, code or hardware, not a parameter";
+        if (!json)
+            std::printf("advice: nothing to try by changing a parameter for a %s verdict (%s)\n", pipeline::bottleneckKindName(verdict.kind),
+                        verdict.node.c_str());
+        return event;
+    }
+    if (!json)
+        std::fprintf(stderr, "trying: %s, %d rounds of %.1f s each way...\n", change->text().c_str(), rounds, secondsEach);
+    g_trialCancel = false;
+    auto trial = pipeline::tryAdvice(project, options, *change, secondsEach, rounds, &g_trialCancel);
+    if (!trial)
+        return trial.error();
+    event["tried"] = true;
+    event.update(trial->toJson());
+    if (!json) {
+        std::printf("advice: %s\n", change->text().c_str());
+        for (std::size_t i = 0; i < trial->rounds.size(); ++i)
+            std::printf("  round %zu: %s elements/s as it is, %s with the change (%.2fx)\n", i + 1,
+                        cli::countText(trial->rounds[i].baseline).c_str(), cli::countText(trial->rounds[i].changed).c_str(),
+                        trial->rounds[i].speedup());
+        std::printf("  measured: %s; the project is unchanged\n", trial->summary().c_str());
+    }
+    return event;
 }
 
 } // namespace
@@ -55,6 +93,7 @@ int run(const QStringList &arguments)
         "  sluice run big.sluice --profile --seconds 30 --resident-budget 2G   # data larger than RAM: read ahead, 2 GiB resident\n"
         "  sluice run projects/classic-pipeline.sluice --profile --seconds 10\n"
         "  sluice run projects/classic-pipeline.sluice --profile --seconds 10 --consumer-ms 5   # is it input-bound under a 5 ms step?\n"
+        "  sluice run projects/classic-pipeline.sluice --profile --seconds 5 --try-advice --trial-seconds 3 --rounds 5   # does the advice help?\n"
         "  sluice run projects/classic-pipeline.sluice --profile --node batch --threads 4 --seed 1 --ram-budget 2G --json --stats-interval 0.5");
     parser.addPositionalArgument("PROJECT", "The .sluice project file.");
     parser.addOption({"set", "Overrides a value of the project: a dotted key (training.epochs, training.optimizer.learning_rate) or "
@@ -71,6 +110,11 @@ int run(const QStringList &arguments)
                                  "the per-stage table and the bottleneck at the end."});
     parser.addOption({"epochs", "Epochs to train (overrides training.epochs); pipeline-only: passes over the pipeline (default 1).", "N"});
     parser.addOption({"seconds", "Stop after S seconds, starting new passes as needed.", "S"});
+    parser.addOption({"try-advice", "Pipeline runs: after the profile, try the change its advice names against the project as it is, "
+                                    "alternately for --trial-seconds each over --rounds rounds, and report the measured speed-up with its "
+                                    "spread (the project file is not changed)."});
+    parser.addOption({"trial-seconds", "--try-advice: seconds each way per round (default 2).", "S"});
+    parser.addOption({"rounds", "--try-advice: rounds of the project as it is and with the change (default 3).", "N"});
     parser.addOption({"consumer-ms", "Pipeline runs: a simulated training step of MS milliseconds per element (off the CPU, as a GPU "
                                      "step), the consumer the input-bound share is measured against (default: none, as fast as possible).",
                       "MS"});
@@ -99,7 +143,7 @@ int run(const QStringList &arguments)
     }
     // --profile on a project with a model profiles its input pipeline alone (no training).
     if (!project->model.is_null() && !parser.isSet("profile")) {
-        for (const char *option : {"seconds", "node", "stats-interval", "ram-budget", "consumer-ms"})
+        for (const char *option : {"seconds", "node", "stats-interval", "ram-budget", "consumer-ms", "try-advice", "trial-seconds", "rounds"})
             if (parser.isSet(option)) {
                 cli::printError(std::string("--") + option, "applies to pipeline runs (--profile); training takes --epochs");
                 return cli::BadInput;
@@ -140,6 +184,24 @@ int run(const QStringList &arguments)
         stepMs = ms;
     }
     const nlohmann::json consumer = stepMs ? nlohmann::json{{"step_ms", *stepMs}} : nlohmann::json("as fast as possible");
+    double trialSeconds = 2;
+    std::uint64_t rounds = 3;
+    if (parser.isSet("trial-seconds")) {
+        auto s = cli::parseSeconds("trial-seconds", parser.value("trial-seconds"));
+        if (!s)
+            return cli::BadInput;
+        trialSeconds = *s;
+    }
+    if (parser.isSet("rounds")) {
+        auto n = cli::parseCount("rounds", parser.value("rounds"), 1);
+        if (!n)
+            return cli::BadInput;
+        rounds = *n;
+    }
+    if ((parser.isSet("trial-seconds") || parser.isSet("rounds")) && !parser.isSet("try-advice")) {
+        cli::printError(parser.isSet("rounds") ? "--rounds" : "--trial-seconds", "applies to --try-advice");
+        return cli::BadInput;
+    }
     if (!epochs && !seconds)
         epochs = 1;
     const bool json = parser.isSet("json");
@@ -198,17 +260,40 @@ int run(const QStringList &arguments)
         std::fputs("\r\033[K", stderr);
 
     const pipeline::PipelineSnapshot snapshot = pipe->snapshot();
+    pipe.reset(); // its threads and buffers go before the trials build theirs
+    std::optional<nlohmann::json> trialEvent;
+    auto printTable = [&] {
+        std::fputs(cli::statsTable(snapshot).c_str(), stdout);
+        std::printf("consumer: %s\n", stepMs ? ("a simulated step of " + std::to_string(*stepMs) + " ms per element").c_str()
+                                                : "as fast as possible (--consumer-ms simulates a training step)");
+    };
+    if (parser.isSet("try-advice") && status == "ok") {
+        if (!json)
+            printTable();
+        g_running = nullptr;
+        previous = std::signal(SIGINT, onRunInterrupt);
+        auto trial = tryTheAdvice(*project, *options, snapshot, trialSeconds, int(std::min<std::uint64_t>(rounds, 1000)), json);
+        std::signal(SIGINT, previous);
+        if (trial) {
+            trialEvent = *trial;
+        } else {
+            status = trial.error().reason == "cancelled" ? "cancelled" : "failed";
+            error = trial.error().message();
+        }
+    }
     if (json) {
+        if (trialEvent)
+            printJson(*trialEvent);
         nlohmann::json end{{"event", "run_end"}, {"status", status}, {"passes", pass}, {"elements", elements},
                            {"seconds", elapsed()}, {"stats", snapshot.toJson()}};
         end["stats"]["consumer"] = consumer;
         if (!error.empty())
             end["error"] = error;
         printJson(end);
+    } else if (trialEvent) {
+        // The table and the trial are printed already.
     } else if (parser.isSet("profile") || status != "ok") {
-        std::fputs(cli::statsTable(snapshot).c_str(), stdout);
-        std::printf("consumer: %s\n", stepMs ? ("a simulated step of " + std::to_string(*stepMs) + " ms per element").c_str()
-                                                : "as fast as possible (--consumer-ms simulates a training step)");
+        printTable();
     } else {
         std::printf("%s: %llu elements in %d pass%s, %.2f s\n", project->name.c_str(), (unsigned long long)elements, pass,
                     pass == 1 ? "" : "es", elapsed());

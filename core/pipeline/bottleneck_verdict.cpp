@@ -12,11 +12,15 @@ namespace {
 // part of the time: their speeds vary more than it can hold. Parallel maps are left out: their
 // "full" also counts every call slot busy, which is work, not a buffer too small.
 constexpr double kBufferShare = 0.15;
+// A shuffle buffer whose filling took this share of the run so far.
+constexpr double kFillShare = 0.5;
 
 // CPU contention: the machine's cores busy this share of the time (every process), with other
 // processes keeping this many cores busy on average, or more threads than cores.
 constexpr double kSaturated = 0.9;
 constexpr double kOtherProcessCores = 0.5;
+// ... while this process got at least this much less than its busiest stage's demand, in cores.
+constexpr double kDemandSlack = 0.25;
 
 BottleneckVerdict consumerVerdict(const PipelineSnapshot &snap)
 {
@@ -28,6 +32,15 @@ std::optional<BottleneckVerdict> bufferVerdict(const PipelineSnapshot &snap)
 {
     if (snap.elapsedSeconds <= 0)
         return std::nullopt;
+    // A shuffle whose buffer took most of the run so far to fill: everything after it waited.
+    for (const StageSnapshot &st : snap.stages)
+        if (st.bufferSize > 0 && st.fillSeconds >= kFillShare * snap.elapsedSeconds)
+            return BottleneckVerdict{
+                st.id, BottleneckKind::Buffer,
+                formatText("its buffer of %llu elements took %.2f s of the %.2f s so far to fill (%llu in it now) before a pass's first "
+                           "element: everything after it waited; a smaller buffer_size starts sooner, or global_shuffle over a "
+                           "random-access source (from_npy, range) shuffles with no buffer",
+                           (unsigned long long)st.bufferSize, st.fillSeconds, snap.elapsedSeconds, (unsigned long long)st.buffered)};
     for (const StageSnapshot &st : snap.stages) {
         if (st.op != "prefetch" || st.queueCapacity <= 0)
             continue;
@@ -42,12 +55,17 @@ std::optional<BottleneckVerdict> bufferVerdict(const PipelineSnapshot &snap)
     return std::nullopt;
 }
 
-std::optional<BottleneckVerdict> contentionVerdict(const PipelineSnapshot &snap)
+std::optional<BottleneckVerdict> contentionVerdict(const PipelineSnapshot &snap, const StageSnapshot &busiest)
 {
     // The machine saturated, and by more than this pipeline's fair share: other processes keep
     // cores busy, or more threads than cores queue for them. (A thread's own figures cannot show
     // it: a call that waited for a core before it started looks like an idle worker.)
-    if (snap.systemBusyShare < kSaturated)
+    if (snap.systemBusyShare < kSaturated || snap.elapsedSeconds <= 0)
+        return std::nullopt;
+    // ... and this process got clearly less CPU than its busiest stage could use (its threads;
+    // one core for a Python function, which holds the GIL): otherwise that stage is the limit.
+    const double demand = busiest.pythonSeconds + busiest.gilWaitSeconds > 0 ? 1.0 : double(busiest.workers);
+    if (snap.cpuSeconds / snap.elapsedSeconds >= demand - kDemandSlack)
         return std::nullopt;
     const bool others = snap.otherProcessCores >= kOtherProcessCores;
     const bool oversubscribed = snap.cores > 0 && snap.threads > snap.cores;
@@ -84,9 +102,15 @@ BottleneckVerdict stageVerdict(const StageSnapshot &st, const PipelineSnapshot &
         v.reason += "; copying rows out of the mapping (in the page cache) on the fused batch's tasks";
     } else if (st.tunesParallelism || (st.async && st.parallelism > 0 && st.op != "prefetch")) {
         v.reason += st.parallelism >= snap.threads ? "; it uses the whole CPU budget (--threads)" : "; more num_parallel_calls would help";
-    } else if (!st.async && st.concurrency > 1) {
-        v.reason += st.concurrency >= snap.threads ? "; it runs in the parallel interleave's slots and uses the whole CPU budget (--threads)"
-                                                   : "; it runs in the parallel interleave's slots: a larger cycle_length would help";
+    } else if (!st.async && st.concurrency > 0 && st.concurrency >= snap.threads) {
+        v.reason += "; it runs in the parallel interleave's slots and uses the whole CPU budget (--threads)";
+    } else if (!st.async && st.concurrency > 0) {
+        // The interleave's cycle, not the stage, is what holds it back: name the interleave.
+        v.node = st.interleave.empty() ? st.id : st.interleave;
+        v.kind = BottleneckKind::Buffer;
+        v.reason = formatText("%s's per-file chain (%s busy %.0f%% of the time) runs in %d of its slots while %d threads are there: a "
+                              "larger cycle_length (or AUTOTUNE) reads more files at once",
+                              v.node.c_str(), st.op.c_str(), 100 * st.utilisation, st.concurrency, snap.threads);
     } else if (!st.async && st.op != "prefetch") {
         v.reason += "; it runs one element at a time";
     }
@@ -125,7 +149,7 @@ BottleneckVerdict judgeBottleneck(const PipelineSnapshot &snap)
     if (busiestVerdict.kind == BottleneckKind::Storage || busiestVerdict.kind == BottleneckKind::Gil)
         return busiestVerdict;
     // Then causes that no stage's parallelism fixes, which would otherwise show as a busy stage.
-    if (auto contention = contentionVerdict(snap))
+    if (auto contention = contentionVerdict(snap, *busiest))
         return *contention;
     if (auto buffer = bufferVerdict(snap))
         return *buffer;

@@ -275,6 +275,13 @@ PipelineSnapshot Pipeline::Impl::snapshot() const
         st.utilisation = elapsed > 0 ? std::min(1.0, st.busySeconds / (elapsed * st.workers)) : 0;
         st.tunesParallelism = s->tunesParallelism;
         st.concurrency = s->concurrency;
+        st.interleave = s->interleaveId;
+        if (s->shuffleBufferSize > 0) {
+            st.bufferSize = s->shuffleBufferSize;
+            st.buffered = s->shuffleBuffered.load();
+            const std::int64_t since = s->fillingSinceNs.load();
+            st.fillSeconds = double(s->fillNs.load() + (since ? now - since : 0)) * 1e-9;
+        }
         snap.stages.push_back(std::move(st));
     }
     snap.consumerAttached = consumerAttached.load();

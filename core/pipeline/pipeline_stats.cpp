@@ -142,6 +142,11 @@ nlohmann::json PipelineSnapshot::toJson() const
         }
         if (!s.tuned.empty())
             j["tuned"] = s.tuned;
+        if (s.bufferSize > 0) {
+            j["buffer_size"] = s.bufferSize;
+            j["buffered"] = s.buffered;
+            j["fill_s"] = s.fillSeconds;
+        }
         if (s.storage)
             j["storage"] = s.storage->toJson();
         if (s.pythonSeconds + s.gilWaitSeconds > 0) {

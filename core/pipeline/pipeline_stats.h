@@ -63,6 +63,11 @@ struct StageSnapshot
     int workers = 1;
     bool tunesParallelism = false;
     int concurrency = 0;
+    std::string interleave;        // the parallel interleave whose slots it runs in ("" when none)
+    // shuffle: its buffer's size (0 for other ops), the elements in it, and the time spent
+    // filling it before each pass's first element, a fill under way included.
+    std::uint64_t bufferSize = 0, buffered = 0;
+    double fillSeconds = 0;
 };
 
 // Whether the source's rows come from storage rather than the page cache (pages read per row).

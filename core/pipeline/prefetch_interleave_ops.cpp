@@ -164,8 +164,11 @@ std::shared_ptr<Dataset> buildInterleave(BuildContext &context, Params &params, 
         const int slotsAtOnce = std::min(cycleLength, std::max(1, context.threads()));
         if (StageStats *top = files.front()->stats()) {
             top->concurrency = slotsAtOnce;
-            for (StageStats *below : chainBelow(top))
+            top->interleaveId = params.node().id;
+            for (StageStats *below : chainBelow(top)) {
                 below->concurrency = slotsAtOnce;
+                below->interleaveId = params.node().id;
+            }
         }
     }
     return std::make_shared<InterleaveDataset>(stats, std::move(files), cycleLength, int(block), parallel != 0);

@@ -46,12 +46,22 @@ private:
 class ShuffleIterator final : public Iterator
 {
 public:
-    ShuffleIterator(std::unique_ptr<Iterator> input, std::uint64_t bufferSize, std::uint64_t seed)
-        : m_input(std::move(input)), m_bufferSize(bufferSize), m_rng(seed)
+    ShuffleIterator(std::unique_ptr<Iterator> input, std::uint64_t bufferSize, std::uint64_t seed, StageStats *stats)
+        : m_input(std::move(input)), m_bufferSize(bufferSize), m_rng(seed), m_stats(stats)
     {
+    }
+    ~ShuffleIterator() override
+    {
+        // A pass left while its buffer filled (a restart, a cancel): its fill time ends here.
+        if (m_stats && !m_filled)
+            if (const std::int64_t since = m_stats->fillingSinceNs.exchange(0, std::memory_order_relaxed))
+                m_stats->add(m_stats->fillNs, nowNs() - since);
     }
     Result<Poll> next(Element &out) override
     {
+        // The first fill of a pass is charged to the stage: everything downstream waits for it.
+        if (m_stats && !m_filled && m_stats->fillingSinceNs.load(std::memory_order_relaxed) == 0)
+            m_stats->fillingSinceNs.store(nowNs(), std::memory_order_relaxed);
         while (!m_inputEnded && m_buffer.size() < m_bufferSize) {
             Element e;
             auto r = m_input->next(e);
@@ -61,6 +71,13 @@ public:
                 m_inputEnded = true;
             else
                 m_buffer.push_back(std::move(e));
+            if (m_stats)
+                m_stats->shuffleBuffered.store(m_buffer.size(), std::memory_order_relaxed);
+        }
+        if (!m_filled) {
+            m_filled = true;
+            if (m_stats)
+                m_stats->add(m_stats->fillNs, nowNs() - m_stats->fillingSinceNs.exchange(0, std::memory_order_relaxed));
         }
         if (m_buffer.empty())
             return Poll::End;
@@ -69,6 +86,8 @@ public:
         if (pick != m_buffer.size() - 1)
             m_buffer[pick] = std::move(m_buffer.back());
         m_buffer.pop_back();
+        if (m_stats)
+            m_stats->shuffleBuffered.store(m_buffer.size(), std::memory_order_relaxed);
         return Poll::Ready;
     }
 
@@ -76,6 +95,8 @@ private:
     std::unique_ptr<Iterator> m_input;
     std::uint64_t m_bufferSize;
     Rng m_rng;
+    StageStats *m_stats;
+    bool m_filled = false; // this pass's first fill is done
     bool m_inputEnded = false;
     std::vector<Element> m_buffer;
 };
@@ -95,7 +116,8 @@ protected:
     std::unique_ptr<Iterator> makeRawIterator(const IteratorContext &context) const override
     {
         const std::uint64_t pass = m_passes->fetch_add(1);
-        return std::make_unique<ShuffleIterator>(m_input->makeIterator(context), m_bufferSize, mix(m_seed, m_reshuffle ? pass : 0));
+        return std::make_unique<ShuffleIterator>(m_input->makeIterator(context), m_bufferSize, mix(m_seed, m_reshuffle ? pass : 0),
+                                                 stats());
     }
 
 private:
@@ -112,7 +134,9 @@ std::shared_ptr<Dataset> buildShuffle(BuildContext &context, Params &params, con
     if (params.has("seed"))
         seed = params.integer("seed", std::nullopt, INT64_MIN);
     const bool reshuffle = params.boolean("reshuffle_each_iteration", true);
-    return std::make_shared<ShuffleDataset>(context.statsFor(params.node()), inputs.at(0), std::uint64_t(bufferSize),
+    StageStats *stats = context.statsFor(params.node());
+    stats->shuffleBufferSize = std::uint64_t(bufferSize);
+    return std::make_shared<ShuffleDataset>(stats, inputs.at(0), std::uint64_t(bufferSize),
                                             context.seedFor(params.node(), seed), reshuffle, context.newPassCounter());
 }
 

@@ -63,8 +63,15 @@ struct StageStats
     std::atomic<std::uint64_t> fillSum{0}; // in 1/1000ths
     bool readsMappedRows = false; // a source whose rows are read from file mappings
     // Synchronous stages below a parallel interleave run in its slots, this many at once (set at
-    // build time; 0: on their consumer's thread, one element at a time).
+    // build time; 0: on their consumer's thread, one element at a time), and which interleave.
     int concurrency = 0;
+    std::string interleaveId;
+    // shuffle: its buffer's size, the elements in it, and the time spent filling it before a
+    // pass's first element (summed over passes; fillingSinceNs set while a fill is under way).
+    std::uint64_t shuffleBufferSize = 0;
+    std::atomic<std::uint64_t> shuffleBuffered{0};
+    std::atomic<std::int64_t> fillNs{0};
+    std::atomic<std::int64_t> fillingSinceNs{0};
     // Set at build time for mapped sources whose device `sluice bench storage` measured
     // (storage_probe.h): its name and random 4 KiB reads per second.
     std::string storageDevice;
