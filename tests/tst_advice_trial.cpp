@@ -16,15 +16,6 @@ using namespace sluice::test;
 
 namespace {
 
-std::vector<nlohmann::json> jsonLines(const QString &out)
-{
-    std::vector<nlohmann::json> lines;
-    for (const QString &line : out.split('\n', Qt::SkipEmptyParts))
-        if (line.startsWith('{'))
-            lines.push_back(nlohmann::json::parse(line.toStdString()));
-    return lines;
-}
-
 // A compute-bound pipeline: noise over 16 KiB rows, four a batch, on one call slot.
 std::string noisyChain(int parallelCalls)
 {
@@ -32,14 +23,6 @@ std::string noisyChain(int parallelCalls)
                   op("noise", "map", {{"function", "gaussian_noise"}, {"features", nlohmann::json::array({"x"})}, {"stddev", 1.0},
                                       {"seed", 1}, {"num_parallel_calls", parallelCalls}}),
                   op("pf", "prefetch", {{"buffer_size", 4}})});
-}
-
-pipeline::PipelineOptions withThreads(int threads)
-{
-    pipeline::PipelineOptions options;
-    options.threads = threads;
-    options.autotune = false;
-    return options;
 }
 
 pipeline::StageSnapshot stage(const std::string &id, const std::string &op)
@@ -122,7 +105,7 @@ private Q_SLOTS:
         auto p = project(noisyChain(1));
         QVERIFY(p.ok());
         const pipeline::AdviceChange change{"noise", "num_parallel_calls", 1, 2};
-        auto trial = pipeline::tryAdvice(*p, withThreads(2), change, 0.4, 3);
+        auto trial = pipeline::tryAdvice(*p, untunedOptions(2), change, 0.4, 3);
         QVERIFY2(trial.ok(), trial.ok() ? "" : trial.error().message().c_str());
         qInfo("%s", trial->summary().c_str());
         QCOMPARE(trial->rounds.size(), std::size_t(3));
@@ -137,7 +120,7 @@ private Q_SLOTS:
         auto p = project(noisyChain(1));
         QVERIFY(p.ok());
         const pipeline::AdviceChange change{"noise", "num_parallel_calls", 1, 2};
-        auto trial = pipeline::tryAdvice(*p, withThreads(1), change, 0.4, 3);
+        auto trial = pipeline::tryAdvice(*p, untunedOptions(1), change, 0.4, 3);
         QVERIFY(trial.ok());
         qInfo("%s", trial->summary().c_str());
         QVERIFY2(!trial->helps, trial->summary().c_str());
@@ -149,7 +132,7 @@ private Q_SLOTS:
     {
         auto p = project(noisyChain(1));
         QVERIFY(p.ok());
-        auto trial = pipeline::tryAdvice(*p, withThreads(2), pipeline::AdviceChange{"noise", "num_parallel_calls", 1, "lots"}, 0.1, 1);
+        auto trial = pipeline::tryAdvice(*p, untunedOptions(2), pipeline::AdviceChange{"noise", "num_parallel_calls", 1, "lots"}, 0.1, 1);
         QVERIFY(!trial.ok());
         QVERIFY2(contains(trial.error().message(), "noise.num_parallel_calls") && contains(trial.error().message(), "lots"),
                  trial.error().message().c_str());

@@ -139,14 +139,6 @@ std::string describe(const pipeline::PipelineSnapshot &snap)
         QVERIFY2((snap).bottleneckKind == (kind), why.c_str());                                                                \
     } while (false)
 
-pipeline::PipelineOptions withThreads(int threads)
-{
-    pipeline::PipelineOptions options;
-    options.threads = threads;
-    options.autotune = false; // the causes are set by hand: the tuner must not undo them
-    return options;
-}
-
 pipeline::StageSnapshot stage(const std::string &id, const std::string &op, double utilisation)
 {
     pipeline::StageSnapshot s;
@@ -282,7 +274,7 @@ private Q_SLOTS:
                                       op("noise", "map", {{"function", "gaussian_noise"}, {"features", nlohmann::json::array({"x"})}, {"stddev", 1.0},
                                                           {"seed", 1}, {"num_parallel_calls", 1}}),
                                       op("pf", "prefetch", {{"buffer_size", 4}}), op("again", "repeat", {{"count", 6}})}),
-                               m_dir.path().toStdString(), withThreads(2));
+                               m_dir.path().toStdString(), untunedOptions(2));
         QVERIFY(p);
         const auto snap = drain(*p);
         QVERIFY_VERDICT(snap, "noise", "compute");
@@ -296,7 +288,7 @@ private Q_SLOTS:
         auto p = buildPipeline(chain({op("src", "from_npy", {{"features", {{"x", "x.npy"}}}}), op("shuf", "global_shuffle", {{"seed", 3}}),
                                       op("b", "batch", {{"batch_size", 8}, {"num_parallel_calls", 2}}),
                                       op("pf", "prefetch", {{"buffer_size", 2}})}),
-                               m_dir.path().toStdString(), withThreads(2));
+                               m_dir.path().toStdString(), untunedOptions(2));
         QVERIFY(p);
         const auto snap = drain(*p);
         QVERIFY_VERDICT(snap, "src", "storage");
@@ -311,7 +303,7 @@ private Q_SLOTS:
     {
         auto p = buildPipeline(chain({op("src", "from_npy", {{"features", {{"x", "x.npy"}}}}), op("b", "batch", {{"batch_size", 8}}),
                                       op("pf", "prefetch", {{"buffer_size", 2}})}),
-                               m_dir.path().toStdString(), withThreads(2));
+                               m_dir.path().toStdString(), untunedOptions(2));
         QVERIFY(p);
         p->setConsumerAttached(true);
         const auto snap = drain(*p, [](std::uint64_t) { std::this_thread::sleep_for(std::chrono::milliseconds(10)); }); // the training step
@@ -331,12 +323,12 @@ private Q_SLOTS:
                    op("pf", "prefetch", {{"buffer_size", 1}}), op("again", "repeat", {{"count", 3}})});
         // What one batch costs the producer, measured on the same pipeline as it will run (a
         // sanitizer build is several times slower): its map's busy time per batch.
-        auto probe = buildPipeline(pipelineJson, m_dir.path().toStdString(), withThreads(2));
+        auto probe = buildPipeline(pipelineJson, m_dir.path().toStdString(), untunedOptions(2));
         QVERIFY(probe);
         const auto probed = drain(*probe);
         const auto perBatch = std::chrono::microseconds(std::int64_t(1e6 * probed.stages[2].busySeconds / double(probed.stages[2].elements)));
         qInfo("the producer's map: %lld us a batch", (long long)perBatch.count());
-        auto p = buildPipeline(pipelineJson, m_dir.path().toStdString(), withThreads(2));
+        auto p = buildPipeline(pipelineJson, m_dir.path().toStdString(), untunedOptions(2));
         QVERIFY(p);
         p->setConsumerAttached(true);
         const auto snap = drain(*p, [perBatch](std::uint64_t n) {
@@ -353,7 +345,7 @@ private Q_SLOTS:
         auto p = buildPipeline(chain({op("src", "range", {{"stop", 1000000}}),
                                       op("to_float", "map", {{"function", "cast"}, {"dtype", "float32"}}),
                                       op("shuf", "shuffle", {{"buffer_size", 40000}, {"seed", 2}}), op("b", "batch", {{"batch_size", 32}})}),
-                               m_dir.path().toStdString(), withThreads(2));
+                               m_dir.path().toStdString(), untunedOptions(2));
         QVERIFY(p);
         for (int i = 0; i < 3; ++i)
             QVERIFY(p->next().ok());
@@ -377,7 +369,7 @@ private Q_SLOTS:
                                                           {"stddev", 1.0}, {"seed", 1}}),
                                       op("files", "interleave", {{"cycle_length", 1}, {"num_parallel_calls", 1}}),
                                       op("b", "batch", {{"batch_size", 8}}), op("again", "repeat", {{"count", 3}})}),
-                               m_dir.path().toStdString(), withThreads(2));
+                               m_dir.path().toStdString(), untunedOptions(2));
         QVERIFY(p);
         const auto snap = drain(*p);
         QVERIFY_VERDICT(snap, "files", "buffer");
@@ -391,7 +383,7 @@ private Q_SLOTS:
                                       op("noise", "map", {{"function", "gaussian_noise"}, {"features", nlohmann::json::array({"x"})}, {"stddev", 1.0},
                                                           {"seed", 1}, {"num_parallel_calls", threads}}),
                                       op("pf", "prefetch", {{"buffer_size", threads}}), op("again", "repeat", {{"count", 8 * m_cores}})}),
-                               m_dir.path().toStdString(), withThreads(threads));
+                               m_dir.path().toStdString(), untunedOptions(threads));
         QVERIFY(p);
         const auto snap = drain(*p);
         QVERIFY_VERDICT(snap, "pipeline", "cpu_contention");
@@ -412,7 +404,7 @@ private Q_SLOTS:
                                       op("noise", "map", {{"function", "gaussian_noise"}, {"features", nlohmann::json::array({"x"})}, {"stddev", 1.0},
                                                           {"seed", 1}, {"num_parallel_calls", m_cores}}),
                                       op("pf", "prefetch", {{"buffer_size", 4}}), op("again", "repeat", {{"count", 6 * m_cores}})}),
-                               m_dir.path().toStdString(), withThreads(m_cores));
+                               m_dir.path().toStdString(), untunedOptions(m_cores));
         QVERIFY(p);
         const auto snap = drain(*p);
         for (auto &burner : burners) {
@@ -429,7 +421,7 @@ private Q_SLOTS:
         nlohmann::json map = {{"function", "python"}, {"callable", "fake:f"}, {"num_parallel_calls", 2}};
         map["output_signature"]["value"] = {{"dtype", "int64"}, {"shape", nlohmann::json::array()}};
         auto p = buildPipeline(chain({op("src", "range", {{"stop", 400}}), op("py", "map", map), op("pf", "prefetch", {{"buffer_size", 2}})}),
-                               m_dir.path().toStdString(), withThreads(2));
+                               m_dir.path().toStdString(), untunedOptions(2));
         QVERIFY(p);
         const auto snap = drain(*p);
         QVERIFY_VERDICT(snap, "py", "gil");

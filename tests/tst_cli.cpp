@@ -1,5 +1,6 @@
 // The `sluice` executable as users run it: inspect (text and --json), gen, bench read,
 // and exit codes / messages for bad input (2) as blueprint decision 9 fixes them.
+#include "support/pipeline_test_support.h"
 #include "support/test_support.h"
 
 #include <nlohmann/json.hpp>
@@ -9,19 +10,12 @@
 #include <QtTest>
 
 using sluice::test::fixture;
+using sluice::test::jsonLines;
 using sluice::test::runSluice;
 
 namespace {
 
 QString fx(const char *name) { return QString::fromStdString(fixture(name)); }
-
-std::vector<nlohmann::json> jsonLines(const QString &out)
-{
-    std::vector<nlohmann::json> lines;
-    for (const QString &line : out.split('\n', Qt::SkipEmptyParts))
-        lines.push_back(nlohmann::json::parse(line.toStdString()));
-    return lines;
-}
 
 } // namespace
 

@@ -18,17 +18,10 @@
 #include <cstring>
 #include <map>
 
+using sluice::test::jsonLines;
 using sluice::test::runSluice;
 
 namespace {
-
-std::vector<nlohmann::json> jsonLines(const QString &out)
-{
-    std::vector<nlohmann::json> lines;
-    for (const QString &line : out.split('\n', Qt::SkipEmptyParts))
-        lines.push_back(nlohmann::json::parse(line.toStdString()));
-    return lines;
-}
 
 // A project file in `dir` whose pipeline is `nodes` chained in order.
 QString writeProject(const QTemporaryDir &dir, const std::vector<nlohmann::json> &nodes, const QString &name = "p.sluice")

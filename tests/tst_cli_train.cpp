@@ -25,14 +25,6 @@ using namespace sluice::test;
 
 namespace {
 
-std::vector<nlohmann::json> jsonLines(const QString &text)
-{
-    std::vector<nlohmann::json> lines;
-    for (const QString &line : text.split('\n', Qt::SkipEmptyParts))
-        lines.push_back(nlohmann::json::parse(line.toStdString(), nullptr, false));
-    return lines;
-}
-
 // Every array of a weights .npz, by name, as floats.
 std::map<std::string, std::vector<float>> readWeights(const std::string &path)
 {

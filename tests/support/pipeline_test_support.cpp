@@ -185,6 +185,23 @@ void writeNpy(const std::string &path, DType dtype, const std::vector<std::uint6
 
 std::string sluiceBinary() { return SLUICE_BINARY; }
 
+std::vector<nlohmann::json> jsonLines(const QString &out)
+{
+    std::vector<nlohmann::json> lines;
+    for (const QString &line : out.split('\n', Qt::SkipEmptyParts))
+        if (line.startsWith('{'))
+            lines.push_back(nlohmann::json::parse(line.toStdString(), nullptr, false));
+    return lines;
+}
+
+pipeline::PipelineOptions untunedOptions(int threads)
+{
+    pipeline::PipelineOptions options;
+    options.threads = threads;
+    options.autotune = false;
+    return options;
+}
+
 std::optional<std::string> writeExampleCopy(const QString &root, const QStringList &kinds, const QStringList &projects,
                                             const std::map<QString, QString> &settings)
 {

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 
+#include <QString>
 #include <QStringList>
 #include <span>
 #include <string>
@@ -76,6 +77,13 @@ void writeNpy(const std::string &path, const std::vector<T> &values, const std::
 
 // The built `sluice` executable, for scripts a test runs (they take it as $SLUICE).
 std::string sluiceBinary();
+
+// The JSON objects of a `--json` output, one a line (lines that are not objects are skipped; a
+// line that does not parse becomes a discarded value, which no key check accepts).
+std::vector<nlohmann::json> jsonLines(const QString &out);
+
+// Options for a pipeline whose causes a test sets by hand: `threads`, and no AUTOTUNE to undo them.
+pipeline::PipelineOptions untunedOptions(int threads);
 
 // A small copy of example data and projects, as a new user gets them: runs
 // scripts/generate-example-data.sh KINDS... into ROOT/data (with the given environment settings,
