@@ -65,12 +65,13 @@ fi
 cat "$x" > /dev/null # page-cached for every tool: this measures the pipeline, not the disk
 
 mkdir -p "$(dirname "$out")"
-: > "$out"
+# The machine, first line of the raw results: figures from another machine are not comparable.
+"$py" "$here/peers/machine_record.py" --threads "$threads" > "$out"
 for ((run = 1; run <= runs; run++)); do
     echo "run $run/$runs" >&2
     "$sluice" bench pipeline "$x" --json --batch "$batch" --threads "$threads" --seconds "$seconds" >> "$out"
     "$py" "$here/peers/read_peers.py" "$x" --json --order shuffled --batch "$batch" --seconds "$seconds" \
-        --workers "0,$threads" >> "$out"
+        --workers "0,$threads" --threads "$threads" >> "$out"
     if [[ -n $tfpy ]]; then
         "$tfpy" "$here/peers/tfdata_peers.py" "$x" --json --batch "$batch" --seconds "$seconds" >> "$out"
     fi

@@ -5,7 +5,10 @@
 # turn; --runs runs. PyTorch runs twice per config: as installed (OpenMP's default wait policy)
 # and with OMP_WAIT_POLICY=PASSIVE, which on Debian's build (OpenMP for elementwise ops, OpenBLAS
 # pthreads for products) avoids OpenMP's spinning threads starving OpenBLAS's. Sluice's whole
-# `sluice run` path (pipeline included) is measured on one config too. Before each measurement
+# `sluice run` path (pipeline included) is measured on one config too. PyTorch from its PyPI
+# wheel (its own OpenMP, oneDNN and MKL) runs too where a Python with it is given
+# (SLUICE_TORCH_WHEEL_PYTHON, default build/torch-venv/bin/python when present; made with
+# `python3 -m venv build/torch-venv && build/torch-venv/bin/pip install torch numpy`). Before each measurement
 # the script waits (up to --idle-wait seconds) for the CPUs to be idle, as other work on a shared
 # machine skews single runs. Prints medians; raw JSON lines go to a results file.
 #
@@ -13,6 +16,7 @@
 #                             [--scale 1.0]   (multiplies every config's step count)
 # env:   SLUICE          sluice binary (default: build/bin/sluice under the repo root)
 #        SLUICE_PYTHON   python with torch (default: the first of python3, /usr/bin/python3 that imports it)
+#        SLUICE_TORCH_WHEEL_PYTHON  python with PyTorch from a PyPI wheel (default: build/torch-venv/bin/python if present)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -43,6 +47,13 @@ first_python() {
 }
 py=${SLUICE_PYTHON:-$(first_python 'import torch')}
 [[ -n $py ]] || { echo "train_bench.sh: no python with torch found (set SLUICE_PYTHON)" >&2; exit 1; }
+wheel_py=${SLUICE_TORCH_WHEEL_PYTHON:-}
+[[ -z $wheel_py && -x $root/build/torch-venv/bin/python ]] && wheel_py=$root/build/torch-venv/bin/python
+if [[ -n $wheel_py ]] && ! "$wheel_py" -c 'import torch' 2>/dev/null; then
+    echo "train_bench.sh: $wheel_py cannot import torch; the PyPI wheel's column is skipped" >&2
+    wheel_py=
+fi
+[[ -n $wheel_py ]] || echo "train_bench.sh: no PyTorch PyPI wheel (set SLUICE_TORCH_WHEEL_PYTHON); its column is skipped" >&2
 
 # widths batch steps warmup loss: the issue's four configs, steps for about 1-3 s per measurement.
 configs=(
@@ -83,6 +94,10 @@ for ((run = 1; run <= runs; run++)); do
         "$py" "$here/peers/torch_mlp.py" "${common[@]}" --variant default >> "$out"
         wait_idle
         OMP_WAIT_POLICY=PASSIVE "$py" "$here/peers/torch_mlp.py" "${common[@]}" --variant omp_passive >> "$out"
+        if [[ -n $wheel_py ]]; then
+            wait_idle
+            "$wheel_py" "$here/peers/torch_mlp.py" "${common[@]}" --variant pypi_wheel >> "$out"
+        fi
         if [[ "$widths $batch" == "$run_config" ]]; then
             wait_idle
             "$sluice" bench train "${common[@]}" --run >> "$out"

@@ -75,6 +75,17 @@ private Q_SLOTS:
         auto c = changeFor("m", K::Compute); // a map one element at a time: as many calls as threads
         QVERIFY(c && c->node == "m" && c->param == "num_parallel_calls" && c->to == 4 && c->from.is_null());
         QCOMPARE(c->text(), std::string("set m.num_parallel_calls from unset to 4"));
+        // As snapshots carry it ("advice_change") and the workbench reads it back.
+        auto back = pipeline::AdviceChange::fromJson(c->toJson());
+        QVERIFY(back.ok() && back->node == "m" && back->param == "num_parallel_calls" && back->to == 4 && back->from.is_null());
+        QCOMPARE(c->toJson()["text"], c->text());
+        const nlohmann::json noTarget{{"node", "m"}, {"param", "num_parallel_calls"}};
+        const nlohmann::json numberNode{{"node", 3}, {"param", "num_parallel_calls"}, {"to", 2}};
+        const nlohmann::json noNode{{"node", ""}, {"param", "buffer_size"}, {"to", 2}};
+        for (const nlohmann::json &bad : {noTarget, numberNode, noNode, nlohmann::json("set m")}) {
+            auto refused = pipeline::AdviceChange::fromJson(bad);
+            QVERIFY2(!refused.ok() && contains(refused.error().message(), "advice_change"), bad.dump().c_str());
+        }
         c = changeFor("pf", K::Buffer);
         QVERIFY(c && c->param == "buffer_size" && c->from == 2 && c->to == 8);
         c = changeFor("s", K::Buffer); // a buffer that takes long to fill: a quarter of it
@@ -157,6 +168,13 @@ private Q_SLOTS:
         QCOMPARE(trial["rounds"].size(), std::size_t(3));
         QVERIFY2(trial["helps"].get<bool>(), trial.dump().c_str());
         QCOMPARE(lines.back()["event"], "run_end");
+        // The final statistics, which the verdict was judged on, name the change tried: what the
+        // workbench and Python read.
+        const nlohmann::json &named = lines.back()["stats"]["advice_change"];
+        QVERIFY2(named.is_object(), lines.back()["stats"].dump().c_str());
+        QCOMPARE(named["node"], "noise");
+        QCOMPARE(named["param"], "num_parallel_calls");
+        QCOMPARE(named["to"], trial["to"]);
         QCOMPARE(readFile(file.toStdString()), before);
 
         const auto text = runSluice({"run", file, "--profile", "--seconds", "0.5", "--threads", "2", "--try-advice", "--trial-seconds", "0.3",

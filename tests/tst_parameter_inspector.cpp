@@ -304,6 +304,30 @@ private Q_SLOTS:
         QVERIFY(editorOf<NumberEditor>(inspector, "num_parallel_calls")->autotuneToggle()->isChecked());
     }
 
+    // What AUTOTUNE chose in the last run, and why, shown with the node (the project keeps saying
+    // AUTOTUNE); another node, or a run that tuned nothing, shows none.
+    void autotuneChoicesAreShownWithTheirReasons()
+    {
+        ParameterInspector inspector;
+        inspector.show();
+        inspector.showNode("p", "prefetch", object(R"({"buffer_size": "AUTOTUNE"})"), kFeatures, {});
+        QVERIFY(inspector.tunedLabel()->isHidden());
+        inspector.setTuned(object(R"({"id": "p", "tuned": {"buffer_size": 19},
+            "tuned_why": {"buffer_size": "grown to 19: its consumer found it empty 4% of the time although it was full 3% of the time"}})"));
+        QVERIFY(!inspector.tunedLabel()->isHidden());
+        const QString text = inspector.tunedLabel()->text();
+        QVERIFY2(text.contains("buffer_size</b> = 19") && text.contains("grown to 19: its consumer found it empty 4%"), qPrintable(text));
+        NumberEditor *buffer = editorOf<NumberEditor>(inspector, "buffer_size");
+        QVERIFY(buffer->autotuneToggle()->isChecked());
+        QCOMPARE(buffer->field()->textEdit()->placeholderText(), QString("AUTOTUNE: 19 in the last run"));
+
+        inspector.setTuned({}); // a run that tuned nothing here
+        QVERIFY(inspector.tunedLabel()->isHidden());
+        inspector.setTuned(object(R"({"tuned": {"buffer_size": 4}, "tuned_why": {"buffer_size": "kept at 4"}})"));
+        inspector.showNode("b", "batch", {}, kFeatures, {}); // another node
+        QVERIFY(inspector.tunedLabel()->isHidden());
+    }
+
     void seedsAreOptionalAndCanBeRolled()
     {
         ParameterInspector inspector;

@@ -333,6 +333,11 @@ private Q_SLOTS:
         QVERIFY(snap.stages[4].tuned.count("buffer_size") && snap.stages[4].tuned.at("buffer_size") >= 1);
         QVERIFY(snap.stages[0].tuned.empty());
         QCOMPARE(snap.toJson()["stages"][4]["tuned"]["buffer_size"].get<int>(), snap.stages[4].tuned.at("buffer_size"));
+        // Each tuned value says why it is what it is.
+        for (int i : {2, 4})
+            for (const auto &[param, value] : snap.stages[i].tuned)
+                QVERIFY2(contains(snap.stages[i].tunedWhy.at(param), std::to_string(value)), snap.stages[i].tunedWhy.at(param).c_str());
+        QCOMPARE(snap.toJson()["stages"][4]["tuned_why"]["buffer_size"].get<std::string>(), snap.stages[4].tunedWhy.at("buffer_size"));
 
         // The fused gather (batch straight over the mapping) counts the rows it reads too.
         auto fused = buildPipeline(chain({op("src", "from_npy", {{"features", {{"x", "x.npy"}}}}), op("b", "batch", {{"batch_size", 64}})}), dir());
@@ -627,6 +632,9 @@ private Q_SLOTS:
         for (int size : sizes)
             grew += (grew.isEmpty() ? "" : " → ") + QString::number(size);
         QVERIFY2(sizes.back() > 3, qPrintable(QString("buffer_size only went %1 in %2 bursts").arg(grew).arg(bursts)));
+        // Why, as the inspector shows it: the decision that took it there, with its figures.
+        const std::string why = grows->snapshot().stages.back().tunedWhy.at("buffer_size");
+        QVERIFY2(contains(why, "grown to " + std::to_string(sizes.back()) + ": its consumer found it empty"), why.c_str());
         qInfo("buffer_size went %s in %d bursts", qPrintable(grew), bursts);
 
         // With room for 3.5 batches, twice as many bursts take it to 3 and no further.
@@ -634,16 +642,19 @@ private Q_SLOTS:
         auto capped = buildPipeline(text, dir(), PipelineOptions{.threads = 2, .ramBudgetBytes = budget});
         QVERIFY(capped);
         int largest = 0;
+        bool budgetSaid = false; // some decision kept it for the budget's sake, and said so
         for (int b = 0; b < 2 * bursts; ++b) {
             QVERIFY(burst(*capped));
             const auto snap = capped->snapshot();
             const int size = snap.stages.back().tuned.at("buffer_size");
+            budgetSaid = budgetSaid || contains(snap.stages.back().tunedWhy.at("buffer_size"), "would pass the RAM budget");
             largest = std::max(largest, size);
             QVERIFY2(std::uint64_t(size) * kBatchBytes <= budget,
                      qPrintable(QString("buffer_size %1 × %2 bytes exceeds the budget of %3 bytes").arg(size).arg(kBatchBytes).arg(budget)));
             QCOMPARE(snap.ramBudgetBytes, budget);
         }
         QCOMPARE(largest, 3);
+        QVERIFY(budgetSaid);
         QCOMPARE(capped->snapshot().stages.back().tuned.at("buffer_size"), 3);
     }
 

@@ -255,6 +255,11 @@ private Q_SLOTS:
         const QJsonObject last = stats.last()[1].toJsonObject();
         QCOMPARE(last.value("elements").toInteger(), qint64(3 * 250)); // 2000 rows in batches of 8, 3 passes
         QVERIFY(last.value("stages").toArray().size() >= 2);
+        // Its input-bound share, against the consumer it is measured against (the run's own loop).
+        QCOMPARE(last.value("consumer").toString(), QString("as fast as possible"));
+        QVERIFY(last.value("consumer_attached").toBool());
+        QVERIFY(last.contains("input_bound_share") && last.contains("input_bound"));
+        QVERIFY(last.contains("advice_change"));
         const auto all = allEvents(events);
         const auto ends = ofType(all, "run_end");
         QCOMPARE(ends.size(), 1);

@@ -41,6 +41,7 @@ struct RunSession::Run
     std::mutex objectsMutex;
     std::unique_ptr<train::Trainer> trainer;     // training runs; GUARDED_BY(objectsMutex) while set
     std::unique_ptr<pipeline::Pipeline> pipe;    // pipeline-only runs; idem
+    nlohmann::json consumer; // pipeline-only runs: the consumer the input-bound share is against (worker thread)
     std::atomic<bool> cancel{false};             // any thread
     std::unique_ptr<cli::RunOutput> record;      // the run folder's files; worker thread only once started
     std::string runFolder;                       // empty: no record
@@ -113,9 +114,19 @@ struct RunSession::Run
             events.append(std::move(object));
     }
 
+    // A snapshot as the record and the window get it: with the consumer its input-bound share is
+    // measured against, as `sluice run --profile` states it.
+    nlohmann::json statsJson(const pipeline::PipelineSnapshot &snapshot) const
+    {
+        nlohmann::json j = snapshot.toJson();
+        if (!consumer.is_null())
+            j["consumer"] = consumer;
+        return j;
+    }
+
     void setStats(const pipeline::PipelineSnapshot &snapshot)
     {
-        QJsonObject object = toQt(snapshot.toJson());
+        QJsonObject object = toQt(statsJson(snapshot));
         std::lock_guard lock(mutex);
         stats = std::move(object);
     }
@@ -157,7 +168,7 @@ struct RunSession::Run
     {
         if (!record)
             return;
-        nlohmann::json snapshot = pipe->snapshot().toJson();
+        nlohmann::json snapshot = statsJson(pipe->snapshot());
         snapshot["event"] = "stats";
         record->onEvent(snapshot);
     }
@@ -165,6 +176,10 @@ struct RunSession::Run
     void iterate(int passes, double minSeconds, double statsInterval)
     {
         const auto start = std::chrono::steady_clock::now();
+        // The loop below is the consumer: it takes elements as fast as the pipeline gives them, so
+        // the input-bound share is reported as for `sluice run --profile` without --consumer-ms.
+        consumer = "as fast as possible";
+        pipe->setConsumerAttached(true);
         const int observer = pipe->sink().subscribe([this](const pipeline::PipelineSnapshot &s) { setStats(s); });
         append({{"event", "run_start"}, {"kind", "pipeline"}, {"output", pipe->outputNode()}, {"cardinality", pipe->cardinality()}});
         Status outcome = Status::Ok;

@@ -1,9 +1,12 @@
 // sluice bench pipeline FILE: the figures of BENCHMARKS.md for the pipeline engine.
 //   classic:  from_npy → global_shuffle → batch(B) → prefetch(AUTOTUNE) over FILE, samples/s
+//   limit:    plain threads copying shuffled rows out of the same mapping, nothing else: the
+//             practical ceiling the classic pipeline is stated against.
 //   overhead: the cost per element of an identity map stage, on batched elements (FILE →
 //             batch(B) → map(identity) × K) and on single elements (range → map × K), each
 //             set against the same chain with no map in the same run.
 #include "commands/commands.h"
+#include "commands/row_gather_limit.h"
 
 #include "cli/cli_support.h"
 #include "io/page_cache.h"
@@ -88,7 +91,8 @@ int benchPipeline(const QStringList &arguments)
 {
     QCommandLineParser parser;
     parser.setApplicationDescription(
-        "Pipeline figures: the classic from_npy → global_shuffle → batch → prefetch over FILE (samples/s),\n"
+        "Pipeline figures: the classic from_npy → global_shuffle → batch → prefetch over FILE (samples/s), set against\n"
+        "plain threads copying the same shuffled rows (the practical limit),\n"
         "and the per-element cost of an identity map stage, batched and unbatched.\n\n"
         "Examples:\n  sluice bench pipeline data/x.npy --batch 256 --threads 2 --seconds 5 --json\n"
         "  sluice bench pipeline data/x.npy --map-chain 20   # a longer chain of identity maps for the overhead\n"
@@ -174,6 +178,12 @@ int benchPipeline(const QStringList &arguments)
         return cli::Success;
     }
 
+    // The practical limit, same file, same threads, same batch, right after the pipeline.
+    auto limit = measureRowGatherLimit(file, *batch, usedThreads, *seconds);
+    if (!limit.ok())
+        return fail(limit.error());
+    const double limitSamplesPerSecond = double(limit->rows) / limit->seconds;
+
     // 2. Map overhead on batches: FILE → batch → map × K, against FILE → batch.
     auto withMaps = [&](std::vector<nlohmann::json> nodes, bool sequential) {
         for (std::uint64_t i = 0; i < *k; ++i) {
@@ -216,6 +226,9 @@ int benchPipeline(const QStringList &arguments)
                          {"samples_per_s", samplesPerSecond},
                          {"bytes_per_s", double(c->bytes) / c->seconds},
                          {"bottleneck", c->snapshot.bottleneck},
+                         {"gather_limit_samples_per_s", limitSamplesPerSecond},
+                         {"gather_limit_threads", limit->threads},
+                         {"share_of_gather_limit", samplesPerSecond / limitSamplesPerSecond},
                          {"map_chain", *k},
                          {"map_overhead_batched_ns_per_element", batchedOverhead},
                          {"map_overhead_unbatched_ns_per_element", elementOverhead},
@@ -226,6 +239,8 @@ int benchPipeline(const QStringList &arguments)
     std::printf("bench pipeline %s: batch %llu, %d threads\n", file.c_str(), (unsigned long long)*batch, usedThreads);
     std::printf("  from_npy → global_shuffle → batch → prefetch   %.0f samples/s  (%s)\n", samplesPerSecond,
                 cli::humanRate(double(c->bytes) / c->seconds).c_str());
+    std::printf("  plain %d-thread row gather (the limit)          %.0f samples/s  (pipeline at %.0f%% of it)\n", limit->threads,
+                limitSamplesPerSecond, 100 * samplesPerSecond / limitSamplesPerSecond);
     std::printf("  identity map, per element, batched by %llu      %.3f ns\n", (unsigned long long)*batch, batchedOverhead);
     std::printf("  identity map, per element, unbatched           %.1f ns\n", elementOverhead);
     return cli::Success;

@@ -77,6 +77,9 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     connect(m_session, &bridge::RunSession::finished, this, &MainWindow::onRunFinished);
     connect(m_session, &bridge::RunSession::pausedChanged, this, [this] { updateActions(); });
     m_previewJob = new bridge::PreviewJob(this);
+    m_adviceJob = new bridge::AdviceTrialJob(this);
+    connect(m_adviceJob, &bridge::AdviceTrialJob::finished, this, &MainWindow::onAdviceTried);
+    connect(m_adviceJob, &bridge::AdviceTrialJob::failed, this, &MainWindow::onAdviceFailed);
     connect(m_previewJob, &bridge::PreviewJob::ready, this, [this](quint64, const pipeline::StagePreview &p) { m_preview->showPreview(p); });
     connect(m_previewJob, &bridge::PreviewJob::failed, this, [this](quint64, const QString &message) { m_preview->showError(message); });
     m_validator = new widgets::ProjectValidator(this);
@@ -222,6 +225,10 @@ void MainWindow::setDocument(std::unique_ptr<widgets::ProjectDocument> document)
     delete m_scene;
     m_scene = nullptr;
     m_document = std::move(document);
+    ++m_documentSerial;
+    m_adviceJob->cancel(); // a trial of the previous project: its result is not offered for this one
+    m_lastAdvice = {};
+    m_lastSnapshot = {};
     m_check = {};
     m_shownModel = m_shownTraining = QJsonObject{{QStringLiteral("?"), true}}; // forces the first refresh
     m_shownFeatures.clear();
@@ -309,6 +316,7 @@ void MainWindow::onSelectionChanged()
         errors.insert(stage.parameter, stage.error);
     m_inspector->setNodeErrors(errors);
     m_inspector->setHostFunction(stage.functionParam, stage.functionDoc, stage.functionFile);
+    showTunedValues();
     updateActions();
 }
 

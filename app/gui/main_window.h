@@ -9,9 +9,11 @@
 //   main_window_actions.cpp  actions, menus, toolbar, shortcuts, theme, about
 //   main_window_files.cpp    new / open / save / recent / autosave and recovery / close
 //   main_window_run.cpp      run, pause, stop, preview, live updates, past runs
+//   main_window_advice.cpp   Try Advice: the verdict's change measured, then applied undoably
 //
 // Threading: GUI thread only.
 
+#include "bridge/advice_trial_job.h"
 #include "bridge/preview_job.h"
 #include "bridge/run_session.h"
 #include "document/module_watcher.h"
@@ -90,6 +92,9 @@ public:
     bool lastRunOk() const { return m_lastRunStatus == bridge::RunSession::Status::Ok; }
     bool hasFinishedRun() const { return m_finishedRuns > 0; }
     QString lastRunFolder() const { return m_lastRunFolder; }
+    bridge::AdviceTrialJob *adviceJob() const { return m_adviceJob; }
+    QJsonObject lastAdvice() const { return m_lastAdvice; }           // the last snapshot's "advice_change"
+    QJsonObject lastAdviceTrial() const { return m_lastAdviceTrial; } // AdviceTrial::toJson() of the last trial
 
 public Q_SLOTS:
     void newProject();
@@ -101,6 +106,9 @@ public Q_SLOTS:
     void stopRun();
     void previewSelected();
     void overlayPastRun();
+    void tryAdvice();
+    // Sets the parameter an advice change names (AdviceChange::toJson()), as one undoable edit.
+    void applyAdvice(const QJsonObject &change);
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -137,8 +145,14 @@ private:
     void onPipelineStats(quint64 runId, const QJsonObject &snapshot);
     void onRunFinished(quint64 runId, bridge::RunSession::Status status, const QString &error);
     void sampleDevices();
+    void showTunedValues(); // the inspected stage's AUTOTUNE choices in the last snapshot
     void pointModelPanelAt(const QString &problem);
     QString newRunFolder() const;
+    // main_window_advice.cpp
+    void rememberAdvice(const QJsonObject &snapshot);
+    bool canTryAdvice() const;
+    void onAdviceTried(const QJsonObject &change, const QString &summary, const QJsonObject &trial, bool helps);
+    void onAdviceFailed(const QJsonObject &change, const QString &message);
 
     std::unique_ptr<widgets::ProjectDocument> m_document;
     widgets::PipelineScene *m_scene = nullptr; // owned by m_view's lifetime (deleted with the document)
@@ -166,6 +180,11 @@ private:
 
     bridge::RunSession *m_session = nullptr;
     bridge::PreviewJob *m_previewJob = nullptr;
+    bridge::AdviceTrialJob *m_adviceJob = nullptr;
+    QJsonObject m_lastAdvice, m_lastAdviceTrial;
+    QJsonObject m_lastSnapshot; // the last run's latest statistics
+    int m_lastAdviceThreads = 0;
+    int m_documentSerial = 0, m_adviceDocumentSerial = 0; // which document a trial was started on
     widgets::ProjectValidator *m_validator = nullptr;
     widgets::ModuleWatcher *m_moduleWatcher = nullptr; // Python modules the project's functions come from
     widgets::ProjectCheck m_check;

@@ -123,6 +123,9 @@ void MainWindow::createActions()
             &QAction::triggered, this, &MainWindow::previewSelected);
     connect(make(this, QStringLiteral("overlay"), tr("&Compare With Past Run…"), QKeySequence(), tr("Overlay a past run's curves on the charts")),
             &QAction::triggered, this, &MainWindow::overlayPastRun);
+    connect(make(this, QStringLiteral("tryAdvice"), tr("&Try Advice"), QKeySequence(Qt::CTRL | Qt::Key_T),
+                 tr("Measure the change the bottleneck's advice names (after a run whose advice is a parameter)")),
+            &QAction::triggered, this, &MainWindow::tryAdvice);
     connect(make(this, QStringLiteral("about"), tr("&About Sluice"), QKeySequence(), tr("Version and build features")), &QAction::triggered, this,
             &MainWindow::showAbout);
     // Redo answers both habits (Ctrl+Shift+Z and Ctrl+Y), whatever the platform's table says.
@@ -176,7 +179,7 @@ void MainWindow::createMenus()
     }
 
     QMenu *run = menuBar()->addMenu(tr("&Run"));
-    for (const char *name : {"run", "pause", "stop", "", "preview", "", "overlay"})
+    for (const char *name : {"run", "pause", "stop", "", "preview", "tryAdvice", "", "overlay"})
         name[0] ? (void)run->addAction(action(QString::fromLatin1(name))) : (void)run->addSeparator();
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
@@ -202,6 +205,7 @@ void MainWindow::updateActions()
     action(QStringLiteral("pause"))->setText(m_session->isPaused() ? tr("Res&ume") : tr("&Pause"));
     action(QStringLiteral("stop"))->setEnabled(running);
     action(QStringLiteral("preview"))->setEnabled(oneSelected);
+    action(QStringLiteral("tryAdvice"))->setEnabled(canTryAdvice());
 }
 
 void MainWindow::showAbout()

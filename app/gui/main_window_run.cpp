@@ -7,6 +7,7 @@
 #include "charts/charts_panel.h"
 #include "console/run_console.h"
 #include "document/project_document.h"
+#include "inspector/parameter_inspector.h"
 #include "model/model_panel.h"
 #include "preview/preview_panel.h"
 #include "telemetry/cpu_usage.h"
@@ -17,6 +18,7 @@
 #include <QDockWidget>
 #include <QFileInfo>
 #include <QInputDialog>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QLabel>
 #include <QMessageBox>
@@ -165,8 +167,25 @@ void MainWindow::onPipelineStats(quint64 runId, const QJsonObject &snapshot)
         text += (text.isEmpty() ? QString() : QStringLiteral(" · ")) + tr("bottleneck: %1").arg(bottleneck);
     m_inputBoundLabel->setText(text);
     m_inputBoundLabel->setToolTip(snapshot.value(QStringLiteral("bottleneck_reason")).toString());
+    rememberAdvice(snapshot);
+    m_lastSnapshot = snapshot;
+    showTunedValues();
     if (m_session->kind() == bridge::RunSession::Kind::Pipeline && !m_session->isPaused())
         m_runLabel->setText(tr("Profiling · %1 elements/s").arg(rate(snapshot.value(QStringLiteral("elements_per_s")).toDouble())));
+}
+
+void MainWindow::showTunedValues()
+{
+    const QString id = m_inspector->nodeId();
+    if (id.isEmpty())
+        return;
+    const QJsonArray stages = m_lastSnapshot.value(QStringLiteral("stages")).toArray();
+    for (const QJsonValue &s : stages)
+        if (s.toObject().value(QStringLiteral("id")).toString() == id) {
+            m_inspector->setTuned(s.toObject());
+            return;
+        }
+    m_inspector->setTuned({});
 }
 
 QString MainWindow::inputBoundText() const { return m_inputBoundLabel->text(); }

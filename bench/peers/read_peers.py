@@ -9,15 +9,25 @@ reports samples/s and bytes/s, so sluice's figures can be set against them:
   numpy_mmap_fancy_sorted  shuffled: a[np.sort(idx)] -- indices sorted within each batch,
                            which is numpy's best case (page-order access).
   numpy_mmap_fancy_random  shuffled: a[idx] with the indices as drawn.
+  numpy_mmap_fancy_sorted_threadsT, numpy_mmap_fancy_random_threadsT
+                           shuffled: T Python threads each gathering a[idx] batches (indices
+                           sorted or as drawn) of one shared permutation (fancy indexing copies
+                           without the GIL, so the copies overlap); --threads T.
   torch_dataloader_wN      map-style Dataset returning one row per __getitem__, batched by
                            DataLoader(shuffle=..., num_workers=N); the mmap is opened lazily
                            in each worker, as users do. The clock starts after the first
                            batch, so worker start-up is not counted.
+  torch_batched_wN         shuffled: the DataLoader at its strongest, a Dataset whose
+                           __getitem__ takes a whole batch of indices (a BatchSampler over a
+                           RandomSampler, batch_size=None), num_workers=N.
 
 Shuffled orders draw a fresh permutation per pass, as sluice does.
 
+The threaded numpy and batched DataLoader peers are larger_than_ram_peers.py's, run here on
+a page-cached file.
+
 usage: read_peers.py FILE [--batch 256] [--seconds S] [--order sequential|shuffled]
-                          [--workers 0,2] [--json]
+                          [--workers 0,2] [--threads 2] [--json]
 """
 import sys
 
@@ -33,6 +43,9 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+import larger_than_ram_peers as strongest  # noqa: E402  (numpy on threads, a batched DataLoader)
+from larger_than_ram_peers import check_batch  # noqa: E402
+
 try:
     import torch  # noqa: E402
     from torch.utils.data import DataLoader, Dataset  # noqa: E402
@@ -41,17 +54,6 @@ except ImportError:  # numpy peers still run; torch ones are reported as skipped
     Dataset = object
 
 SORTED_NOTE = "indices sorted within each batch: numpy's best case"
-
-
-def check_batch(batch, batch_size, row_shape, dtype, last_ok):
-    """Every batch must be (B, *row) of the file's dtype; only the last of a pass may be
-    short. Kept to cheap comparisons: it runs inside the timed loop."""
-    shape = tuple(batch.shape)
-    if shape[1:] != row_shape or not (0 < shape[0] <= batch_size) or (shape[0] != batch_size and not last_ok):
-        raise AssertionError(f"bad batch shape {shape}, want ({batch_size}, {', '.join(map(str, row_shape))})")
-    if batch.dtype != dtype:  # dtype: np.dtype for numpy batches, torch.dtype for torch ones
-        raise AssertionError(f"bad batch dtype {batch.dtype}, want {dtype}")
-    return shape[0]
 
 
 def numpy_peer(path, order, batch_size, seconds, sort_indices):
@@ -143,6 +145,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("--order", choices=("sequential", "shuffled"), default="shuffled")
     ap.add_argument("--workers", default="0,2", help="DataLoader num_workers values, comma-separated")
+    ap.add_argument("--threads", type=int, default=2, help="Python threads of the threaded numpy gather")
     ap.add_argument("--json", action="store_true", help="one JSON object per line")
     args = ap.parse_args()
     workers = [int(w) for w in args.workers.split(",") if w.strip()]
@@ -156,9 +159,19 @@ def main():
                      lambda: numpy_peer(args.file, args.order, args.batch, args.seconds, True), SORTED_NOTE))
         runs.append(("numpy_mmap_fancy_random",
                      lambda: numpy_peer(args.file, args.order, args.batch, args.seconds, False), None))
+        for sort_indices in (True, False):
+            runs.append((f"numpy_mmap_fancy_{'sorted' if sort_indices else 'random'}_threads{args.threads}",
+                         (lambda s=sort_indices: strongest.numpy_peer(args.file, strongest.open_default, args.threads,
+                                                                      args.batch, args.seconds, s)),
+                         f"{args.threads} Python threads" + (", " + SORTED_NOTE if sort_indices else "")))
     for w in workers:
         runs.append((f"torch_dataloader_w{w}",
                      (lambda w=w: torch_peer(args.file, args.order, args.batch, args.seconds, w)), None))
+    if args.order == "shuffled":
+        for w in workers:
+            runs.append((f"torch_batched_w{w}",
+                         (lambda w=w: strongest.torch_peer(args.file, w, args.batch, args.seconds)),
+                         "a batched __getitem__ over a BatchSampler"))
 
     if not args.json:
         print(f"{'peer':<26} {'order':<10} {'batch':>5} {'samples/s':>12} {'GB/s':>7} {'seconds':>7}")

@@ -93,6 +93,21 @@ std::optional<AdviceChange> adviceChange(const BottleneckVerdict &verdict, const
     return std::nullopt;
 }
 
+nlohmann::json AdviceChange::toJson() const { return {{"node", node}, {"param", param}, {"from", from}, {"to", to}, {"text", text()}}; }
+
+Result<AdviceChange> AdviceChange::fromJson(const nlohmann::json &j)
+{
+    if (!j.is_object() || !j.contains("to"))
+        return Error::invalid("advice_change", "expected an object with \"node\", \"param\", \"from\" and \"to\", got " + j.dump());
+    for (const char *key : {"node", "param"})
+        if (!j.contains(key) || !j[key].is_string())
+            return Error::invalid("advice_change", std::string("\"") + key + "\" must be a string");
+    AdviceChange change{j["node"].get<std::string>(), j["param"].get<std::string>(), j.value("from", nlohmann::json()), j["to"]};
+    if (change.param.empty() || (change.node.empty() && change.param != "threads"))
+        return Error::invalid("advice_change", "names no parameter: " + j.dump());
+    return change;
+}
+
 Project withChange(const Project &project, const AdviceChange &change)
 {
     Project changed = project;

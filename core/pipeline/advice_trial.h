@@ -27,6 +27,9 @@ struct AdviceChange
     nlohmann::json from; // its value now (null when unset)
     nlohmann::json to;
     std::string text() const; // "set noise.num_parallel_calls from 1 to 2", "run with --threads 2 instead of 8"
+    nlohmann::json toJson() const; // {"node", "param", "from", "to", "text"}
+    // The inverse of toJson(); an error names what is missing or of the wrong type.
+    static Result<AdviceChange> fromJson(const nlohmann::json &j);
 };
 
 // The change the verdict's advice names, where one parameter makes it; nothing for advice that

@@ -1,6 +1,7 @@
 #include "pipeline/autotuner.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace sluice::pipeline {
 
@@ -44,27 +45,81 @@ void Autotuner::step(std::int64_t nowNanoseconds)
         const double elementBytes = current.elements ? double(current.bytes) / double(current.elements) : 0;
         before = current;
 
+        s->tuneStarvedPermille.store(int(std::lround(std::clamp(starved, 0.0, 1.0) * 1000)));
+        s->tuneFullPermille.store(int(std::lround(std::clamp(full, 0.0, 1.0) * 1000)));
         if (s->tunesParallelism) {
             const int p = std::max(1, s->parallelism.load());
             const double perTask = busyShare / p;
+            s->tuneBusyPerTaskPermille.store(int(std::lround(std::clamp(perTask, 0.0, 1.0) * 1000)));
+            TuneDecision decision = TuneDecision::Kept;
             if (starved > 0.02 && perTask > 0.4 && tunedParallelism < m_cpuBudget && p < m_cpuBudget) {
                 s->parallelism.store(p + 1);
                 s->capacity.store(std::max(s->capacity.load(), p + 1));
                 ++tunedParallelism;
+                decision = TuneDecision::Raised;
+            } else if (starved > 0.02 && perTask > 0.4) {
+                decision = TuneDecision::AtCpuBudget;
             } else if (starved < 0.005 && perTask < 0.25 && p > 1 && produced > 0) {
                 s->parallelism.store(p - 1);
                 --tunedParallelism;
+                decision = TuneDecision::Lowered;
             }
+            s->parallelismDecision.store(int(decision));
         }
-        if (s->tunesBuffer && starved > 0.02 && full > 0.01) {
-            const int capacity = std::max(1, s->capacity.load());
-            const int grown = std::min(1024, capacity + std::max(1, capacity / 2));
-            const std::uint64_t extra = std::uint64_t(elementBytes * (grown - capacity));
-            if (bufferedBytes + extra <= m_ramBudget) {
-                s->capacity.store(grown);
-                bufferedBytes += extra;
+        if (s->tunesBuffer) {
+            TuneDecision decision = TuneDecision::Kept;
+            if (starved > 0.02 && full > 0.01) {
+                const int capacity = std::max(1, s->capacity.load());
+                const int grown = std::min(1024, capacity + std::max(1, capacity / 2));
+                const std::uint64_t extra = std::uint64_t(elementBytes * (grown - capacity));
+                if (bufferedBytes + extra <= m_ramBudget) {
+                    s->capacity.store(grown);
+                    bufferedBytes += extra;
+                    decision = TuneDecision::Raised;
+                } else {
+                    decision = TuneDecision::AtRamBudget;
+                }
             }
+            s->bufferDecision.store(int(decision));
         }
+    }
+}
+
+std::string autotuneReason(const StageStats &stats, const std::string &param, int value)
+{
+    const bool buffer = param == "buffer_size";
+    const auto decision = TuneDecision(buffer ? stats.bufferDecision.load() : stats.parallelismDecision.load());
+    auto percent = [](int permille) { return std::to_string((permille + 5) / 10) + "%"; };
+    const std::string starved = percent(stats.tuneStarvedPermille.load());
+    const std::string at = std::to_string(value);
+    if (buffer) {
+        const std::string full = percent(stats.tuneFullPermille.load());
+        switch (decision) {
+        case TuneDecision::None:
+            return "starts at " + at + "; grown while the consumer finds it empty although it also fills at times";
+        case TuneDecision::Raised:
+            return "grown to " + at + ": its consumer found it empty " + starved + " of the time although it was full " + full +
+                   " of the time (a bursty producer, which a deeper buffer evens out)";
+        case TuneDecision::AtRamBudget:
+            return "kept at " + at + ": a deeper buffer would help, but the buffers would pass the RAM budget";
+        default:
+            return "kept at " + at + ": its consumer found it empty " + starved + " of the time and it was full " + full +
+                   (stats.tuneStarvedPermille.load() > 20 ? " (never full: its producer is simply slower, a deeper buffer would not help)"
+                                                          : " (deep enough)");
+        }
+    }
+    const std::string busy = percent(stats.tuneBusyPerTaskPermille.load());
+    switch (decision) {
+    case TuneDecision::None:
+        return "starts at " + at + " (the CPU budget); tuned while the pipeline runs";
+    case TuneDecision::Raised:
+        return "raised to " + at + ": its consumer waited " + starved + " of the time while each task was busy " + busy;
+    case TuneDecision::Lowered:
+        return "lowered to " + at + ": its consumer never waited and each task was busy only " + busy;
+    case TuneDecision::AtCpuBudget:
+        return "kept at " + at + ": its consumer waited " + starved + " of the time, but the AUTOTUNE'd stages use the whole CPU budget";
+    default:
+        return "kept at " + at + ": its consumer waited " + starved + " of the time, each task busy " + busy;
     }
 }
 

@@ -18,9 +18,23 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 namespace sluice::pipeline {
+
+enum class TuneDecision {
+    None,        // no interval judged yet
+    Raised,      // one more task / a deeper buffer: its consumer waited while it was busy / bursty
+    Lowered,     // one task fewer: its tasks idled and its consumer never waited
+    Kept,        // the figures asked for no change
+    AtCpuBudget, // more tasks would help, but the AUTOTUNE'd stages use the whole CPU budget
+    AtRamBudget, // a deeper buffer would help, but the buffers would pass the RAM budget
+};
+
+// Why an AUTOTUNE'd value (`param`: "num_parallel_calls" or "buffer_size") of `stats` is what
+// it is: "raised to 2: its consumer waited 12% of the time while each task was busy 85%".
+std::string autotuneReason(const StageStats &stats, const std::string &param, int value);
 
 class Autotuner
 {

@@ -1,5 +1,6 @@
 #include "pipeline/pipeline.h"
 
+#include "pipeline/advice_trial.h"
 #include "pipeline/autotuner.h"
 #include "pipeline/bottleneck_verdict.h"
 #include "pipeline/blocking_reader.h"
@@ -30,6 +31,7 @@ struct Pipeline::Impl
     std::unique_ptr<Autotuner> tuner;
     StatsSink sink;
     PipelineOptions options;
+    Project project; // as built: what the verdict's advice would change
     std::uint64_t ramBudget = 0;
 
     std::int64_t startNs = 0, firstRequestNs = 0, lastPublishNs = 0;
@@ -106,6 +108,7 @@ Result<std::unique_ptr<Pipeline>> Pipeline::build(const Project &project, Pipeli
         return Error::io(what, "out of memory while building the pipeline");
     }
     impl.outputNode = output;
+    impl.project = project;
     // Stages in project order (sources first), keeping only those this pipeline runs.
     for (const auto &id : project.topologicalOrder())
         for (auto &s : impl.stats)
@@ -255,10 +258,12 @@ PipelineSnapshot Pipeline::Impl::snapshot() const
             st.parallelism = std::max(1, s->parallelism.load());
             const auto samples = s->fillSamples.load();
             st.queueFill = samples ? double(s->fillSum.load()) / 1000.0 / double(samples) : 0;
-            if (s->tunesParallelism)
-                st.tuned["num_parallel_calls"] = st.parallelism;
-            if (s->tunesBuffer)
-                st.tuned["buffer_size"] = st.queueCapacity;
+            for (const auto &[param, value] : {std::pair{"num_parallel_calls", s->tunesParallelism ? st.parallelism : 0},
+                                               std::pair{"buffer_size", s->tunesBuffer ? st.queueCapacity : 0}})
+                if (value > 0) {
+                    st.tuned[param] = value;
+                    st.tunedWhy[param] = autotuneReason(*s, param, value);
+                }
         } else {
             st.busySeconds = double(std::max<std::int64_t>(0, s->inclusiveNs.load() - inputsNs)) * 1e-9;
             st.waitInputSeconds = double(inputsNs) * 1e-9;
@@ -301,6 +306,8 @@ PipelineSnapshot Pipeline::Impl::snapshot() const
     snap.bottleneck = verdict.node;
     snap.bottleneckKind = bottleneckKindName(verdict.kind);
     snap.bottleneckReason = verdict.reason;
+    if (auto change = adviceChange(verdict, snap, project))
+        snap.adviceChange = change->toJson();
     return snap;
 }
 

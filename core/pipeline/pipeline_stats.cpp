@@ -142,6 +142,8 @@ nlohmann::json PipelineSnapshot::toJson() const
         }
         if (!s.tuned.empty())
             j["tuned"] = s.tuned;
+        if (!s.tunedWhy.empty())
+            j["tuned_why"] = s.tunedWhy;
         if (s.bufferSize > 0) {
             j["buffer_size"] = s.bufferSize;
             j["buffered"] = s.buffered;
@@ -162,6 +164,7 @@ nlohmann::json PipelineSnapshot::toJson() const
                      {"bottleneck", bottleneck},
                      {"bottleneck_kind", bottleneckKind},
                      {"bottleneck_reason", bottleneckReason},
+                     {"advice_change", adviceChange},
                      {"threads", threads},
                      {"cores", cores},
                      {"cpu_s", cpuSeconds},

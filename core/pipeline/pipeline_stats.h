@@ -54,6 +54,7 @@ struct StageSnapshot
     int queueCapacity = 0;
     int parallelism = 0;           // async: tasks at once (0: sync)
     std::map<std::string, int> tuned; // AUTOTUNE'd parameters and their current values
+    std::map<std::string, std::string> tunedWhy; // and why each is what it is (autotuneReason())
     std::optional<StorageSnapshot> storage; // mapped sources
     double pythonSeconds = 0;      // inside its Python function (map, filter predicate, generator)
     double gilWaitSeconds = 0;     // waiting for Python's GIL before a call could start
@@ -93,6 +94,10 @@ struct PipelineSnapshot
     std::string bottleneck;            // a node id, "consumer", "pipeline" (CPU contention), or empty when nothing ran
     std::string bottleneckKind;        // bottleneckKindName(): "compute", "storage", "gil", "buffer", "cpu_contention", "consumer"
     std::string bottleneckReason;
+    // The one parameter change the verdict's advice names, which `--try-advice` and the
+    // workbench's Try Advice measure (AdviceChange::toJson()); null when the advice needs other
+    // data, storage, code or hardware.
+    nlohmann::json adviceChange;
     bool consumerAttached = false;
     double inputBoundShare = 0; // of the consumer's time since its first request
     InputBound inputBound = InputBound::None;

@@ -85,9 +85,12 @@ FeistelPermutation::FeistelPermutation(std::uint64_t n, std::uint64_t seed) : m_
     unsigned bits = 2;
     while (bits < 64 && (std::uint64_t(1) << bits) < n)
         ++bits;
-    bits += bits & 1; // even, so both halves have the same width
-    m_halfBits = bits / 2;
-    m_halfMask = (std::uint64_t(1) << m_halfBits) - 1;
+    // An unbalanced network on the next power of two (not the next even one): the domain is
+    // under 2n, so cycle walking takes under two passes on average instead of under four.
+    m_leftBits = bits / 2;
+    m_rightBits = bits - m_leftBits;
+    m_leftMask = (std::uint64_t(1) << m_leftBits) - 1;
+    m_rightMask = (std::uint64_t(1) << m_rightBits) - 1;
     std::uint64_t s = seed;
     for (auto &k : m_keys)
         k = s = splitmix64(s);
@@ -98,17 +101,17 @@ std::uint64_t FeistelPermutation::operator()(std::uint64_t i) const
     if (!m_table.empty())
         return m_table[i];
     // Cycle walking: the network permutes [0, 2^bits); re-apply until the value lands in [0, n).
-    // The domain is at most 4n, so this takes under four rounds on average.
+    // Rounds alternate which half they change, each by a keyed hash of the other half: every
+    // round is invertible whatever the halves' widths, and each half is changed kRounds / 2
+    // times, as in a balanced network of kRounds rounds.
     std::uint64_t x = i;
     do {
-        std::uint64_t left = x >> m_halfBits, right = x & m_halfMask;
-        for (std::uint64_t key : m_keys) {
-            const std::uint64_t f = splitmix64(right ^ key) & m_halfMask;
-            const std::uint64_t newRight = left ^ f;
-            left = right;
-            right = newRight;
+        std::uint64_t left = x >> m_rightBits, right = x & m_rightMask;
+        for (int r = 0; r < kRounds; r += 2) {
+            right ^= splitmix64(left ^ m_keys[r]) & m_rightMask;
+            left ^= splitmix64(right ^ m_keys[r + 1]) & m_leftMask;
         }
-        x = (left << m_halfBits) | right;
+        x = (left << m_rightBits) | right;
     } while (x >= m_n);
     return x;
 }

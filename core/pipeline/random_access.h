@@ -97,14 +97,14 @@ private:
 
 // A bijection on [0, n) drawn from `seed`. Up to kTableRows rows, a Fisher–Yates shuffle kept as
 // a table (at most 256 KiB): on small domains a Feistel network's orders are far from uniform
-// (tst_shuffle_statistics measured it). Above, a Feistel network on the next power of two,
-// cycle-walked into range: O(1) memory whatever n, so a global shuffle of billions of rows
+// (tst_shuffle_statistics measured it). Above, an unbalanced Feistel network on the next power
+// of two, cycle-walked into range: O(1) memory whatever n, so a global shuffle of billions of rows
 // needs no permutation table and no buffer to fill.
 class FeistelPermutation
 {
 public:
     static constexpr std::uint64_t kTableRows = std::uint64_t(1) << 16;
-    static constexpr int kRounds = 6;
+    static constexpr int kRounds = 6; // even: rounds go in pairs, one per half
 
     FeistelPermutation(std::uint64_t n, std::uint64_t seed);
     std::uint64_t operator()(std::uint64_t i) const;
@@ -112,8 +112,8 @@ public:
 private:
     std::uint64_t m_n;
     std::vector<std::uint32_t> m_table; // small n: the permutation itself
-    unsigned m_halfBits = 0;
-    std::uint64_t m_halfMask = 0;
+    unsigned m_leftBits = 0, m_rightBits = 0;
+    std::uint64_t m_leftMask = 0, m_rightMask = 0;
     std::uint64_t m_keys[kRounds] = {};
 };
 

@@ -58,6 +58,10 @@ struct StageStats
     std::atomic<int> parallelism{0};             // async nodes: tasks at once (tuned when AUTOTUNE)
     bool tunesParallelism = false;
     bool tunesBuffer = false;
+    // AUTOTUNE's last decision on each value (TuneDecision, autotuner.h) and the figures of the
+    // interval it decided on, in thousandths: the inspector shows why a value is what it is.
+    std::atomic<int> parallelismDecision{0}, bufferDecision{0};
+    std::atomic<int> tuneStarvedPermille{0}, tuneBusyPerTaskPermille{0}, tuneFullPermille{0};
     // Sum of queued/capacity samples, for the average fill.
     std::atomic<std::uint64_t> fillSamples{0};
     std::atomic<std::uint64_t> fillSum{0}; // in 1/1000ths

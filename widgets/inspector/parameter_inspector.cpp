@@ -3,10 +3,12 @@
 #include "inspector/parameter_inspector.h"
 
 #include "inspector/callable_editor.h"
+#include "inspector/number_editor.h"
 #include "inspector/param_form.h"
 #include "inspector/param_spec.h"
 #include "pipeline/op_registry.h"
 
+#include <QCheckBox>
 #include <QDir>
 #include <QLabel>
 #include <QScrollArea>
@@ -45,7 +47,7 @@ void linkToEnum(QList<ParamSpec> &specs)
 ParameterInspector::ParameterInspector(QWidget *parent)
     : QWidget(parent), m_stack(new QStackedWidget(this)), m_title(new QLabel), m_summary(new QLabel), m_nodeError(new QLabel),
       m_form(new ParamForm), m_extraTitle(new QLabel(tr("Parameters this stage does not know"))), m_extraForm(new ParamForm),
-      m_functionDoc(new QLabel)
+      m_functionDoc(new QLabel), m_tuned(new QLabel)
 {
     auto *outer = new QVBoxLayout(this);
     outer->setContentsMargins(0, 0, 0, 0);
@@ -68,11 +70,16 @@ ParameterInspector::ParameterInspector(QWidget *parent)
     m_functionDoc->setWordWrap(true);
     m_functionDoc->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_functionDoc->hide();
+    m_tuned->setTextFormat(Qt::RichText);
+    m_tuned->setWordWrap(true);
+    m_tuned->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_tuned->hide();
     layout->addWidget(m_title);
     layout->addWidget(m_summary);
     layout->addWidget(m_nodeError);
     layout->addWidget(m_form);
     layout->addWidget(m_functionDoc);
+    layout->addWidget(m_tuned);
     layout->addWidget(m_extraTitle);
     layout->addWidget(m_extraForm);
     layout->addStretch(1);
@@ -92,8 +99,9 @@ void ParameterInspector::showNode(const QString &nodeId, const QString &op, cons
                                   const QString &projectFolder, const QStringList &moduleFolders)
 {
     if (nodeId != m_nodeId || op != m_op) {
-        m_errors.clear(); // another node: the last node's messages and function do not apply
+        m_errors.clear(); // another node: the last node's messages, function and tuned values do not apply
         m_functionDoc->hide();
+        m_tuned->hide();
     }
     m_nodeId = nodeId;
     m_op = op;
@@ -128,6 +136,7 @@ void ParameterInspector::showNothing()
     m_op.clear();
     m_errors.clear();
     m_functionDoc->hide();
+    m_tuned->hide();
     m_form->setSpecs({}, {});
     m_extraForm->setSpecs({}, {});
     m_stack->setCurrentIndex(0);
@@ -153,6 +162,27 @@ void ParameterInspector::setHostFunction(const QString &param, const QString &do
     m_functionDoc->setText(text);
     m_functionDoc->setToolTip(file.isEmpty() ? QString() : QDir::toNativeSeparators(file));
     m_functionDoc->show();
+}
+
+void ParameterInspector::setTuned(const QJsonObject &stage)
+{
+    const QJsonObject tuned = stage.value(QStringLiteral("tuned")).toObject();
+    const QJsonObject why = stage.value(QStringLiteral("tuned_why")).toObject();
+    QStringList lines;
+    for (auto it = tuned.begin(); it != tuned.end(); ++it) {
+        const int value = it.value().toInt();
+        lines << tr("<b>%1</b> = %2: %3").arg(it.key().toHtmlEscaped()).arg(value).arg(why.value(it.key()).toString().toHtmlEscaped());
+        // The field of an AUTOTUNE'd value stays empty (the project says AUTOTUNE); its hint shows the choice.
+        if (auto *editor = qobject_cast<NumberEditor *>(m_form->editor(it.key())); editor && editor->autotuneToggle() &&
+                                                                                    editor->autotuneToggle()->isChecked())
+            editor->field()->setPlaceholderText(tr("AUTOTUNE: %1 in the last run").arg(value));
+    }
+    if (lines.isEmpty()) {
+        m_tuned->hide();
+        return;
+    }
+    m_tuned->setText(tr("<i>AUTOTUNE chose, in the last run:</i><br>") + lines.join(QStringLiteral("<br>")));
+    m_tuned->show();
 }
 
 void ParameterInspector::refreshErrors()

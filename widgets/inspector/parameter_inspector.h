@@ -39,12 +39,16 @@ public:
     // The Python function the node's `param` names, once resolved: its docstring under the form,
     // and its file for the editor's Open button. An empty `param` hides them.
     void setHostFunction(const QString &param, const QString &doc, const QString &file);
+    // What AUTOTUNE chose for the node in the last run, and why: `stage` is the node's entry of a
+    // statistics snapshot ("tuned", "tuned_why"); without them (or empty) nothing is shown.
+    void setTuned(const QJsonObject &stage);
 
     QString nodeId() const { return m_nodeId; }
     ParamForm *form() const { return m_form; }           // the registry's parameters
     ParamForm *extraForm() const { return m_extraForm; } // parameters the registry does not know
     QLabel *nodeErrorLabel() const { return m_nodeError; }
     QLabel *functionDocLabel() const { return m_functionDoc; }
+    QLabel *tunedLabel() const { return m_tuned; }
 
 Q_SIGNALS:
     void parameterEdited(const QString &nodeId, const QString &param, const QJsonValue &value);
@@ -60,6 +64,7 @@ private:
     QLabel *m_extraTitle;
     ParamForm *m_extraForm;
     QLabel *m_functionDoc;
+    QLabel *m_tuned;
     QString m_nodeId;
     QString m_op;
     QMap<QString, QString> m_errors;
