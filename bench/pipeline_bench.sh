@@ -11,6 +11,9 @@
 #                        /usr/bin/python3 that imports numpy and torch, else numpy alone)
 #        SLUICE_TF_PYTHON python for the tf.data peers (default: the first that imports
 #                        tensorflow; without one they are skipped)
+#        SLUICE_PYPI_PYTHON python with numpy and torch from PyPI wheels: the numpy and
+#                        DataLoader peers run again under it, named *_pypi (default:
+#                        build/torch-venv/bin/python when present)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -50,6 +53,8 @@ tfpy=${SLUICE_TF_PYTHON:-$(first_python 'import numpy, tensorflow')}
 [[ -n $tfpy ]] || echo "pipeline_bench.sh: no python with tensorflow; tf.data peers skipped (pip install tensorflow-cpu)" >&2
 [[ -n $py ]] || { echo "pipeline_bench.sh: no python with numpy found (set SLUICE_PYTHON)" >&2; exit 1; }
 export SLUICE_PYTHON=$py
+pypi_py=${SLUICE_PYPI_PYTHON:-}
+[[ -z $pypi_py && -x $root/build/torch-venv/bin/python ]] && pypi_py=$root/build/torch-venv/bin/python
 
 # The same dataset as read_bench.sh (1 KiB float32 rows), reused when already generated.
 x=$data/x.npy
@@ -72,6 +77,10 @@ for ((run = 1; run <= runs; run++)); do
     "$sluice" bench pipeline "$x" --json --batch "$batch" --threads "$threads" --seconds "$seconds" >> "$out"
     "$py" "$here/peers/read_peers.py" "$x" --json --order shuffled --batch "$batch" --seconds "$seconds" \
         --workers "0,$threads" --threads "$threads" >> "$out"
+    if [[ -n $pypi_py ]]; then
+        SLUICE_PYTHON=$pypi_py "$pypi_py" "$here/peers/read_peers.py" "$x" --json --order shuffled --batch "$batch" \
+            --seconds "$seconds" --workers "0,$threads" --threads "$threads" --label pypi >> "$out"
+    fi
     if [[ -n $tfpy ]]; then
         "$tfpy" "$here/peers/tfdata_peers.py" "$x" --json --batch "$batch" --seconds "$seconds" >> "$out"
     fi

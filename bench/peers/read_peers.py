@@ -146,6 +146,7 @@ def main():
     ap.add_argument("--order", choices=("sequential", "shuffled"), default="shuffled")
     ap.add_argument("--workers", default="0,2", help="DataLoader num_workers values, comma-separated")
     ap.add_argument("--threads", type=int, default=2, help="Python threads of the threaded numpy gather")
+    ap.add_argument("--label", default="", help="appended to every peer's name (e.g. pypi: the PyPI numpy and torch)")
     ap.add_argument("--json", action="store_true", help="one JSON object per line")
     args = ap.parse_args()
     workers = [int(w) for w in args.workers.split(",") if w.strip()]
@@ -180,9 +181,10 @@ def main():
             print(f"read_peers.py: skipping {peer}: torch not importable", file=sys.stderr)
             continue
         samples, seconds, row_bytes = thunk()
+        peer += f"_{args.label}" if args.label else ""
         rec = {"peer": peer, "order": args.order, "batch": args.batch,
                "samples_per_s": samples / seconds, "bytes_per_s": samples * row_bytes / seconds,
-               "seconds": seconds}
+               "seconds": seconds, "numpy": np.__version__, "torch": torch.__version__ if torch else None}
         if note:
             rec["note"] = note
         if args.json:
