@@ -153,6 +153,31 @@ private Q_SLOTS:
         QVERIFY(!doc.isDirty());
     }
 
+    // A project is named after its file: an untitled one at its first save, one still named
+    // after its old file at Save As; a name the user chose stays.
+    void projectsAreNamedAfterTheirFile()
+    {
+        ProjectDocument doc(m_dir.path());
+        QCOMPARE(doc.project().name, std::string("untitled"));
+        QVERIFY(doc.save(path("flow.sluice")).ok());
+        QCOMPARE(doc.project().name, std::string("flow"));
+        QCOMPARE(Project::load(path("flow.sluice").toStdString())->name, std::string("flow"));
+        QVERIFY(doc.save(path("flow-v2.sluice")).ok()); // Save As
+        QCOMPARE(Project::load(path("flow-v2.sluice").toStdString())->name, std::string("flow-v2"));
+        QCOMPARE(Project::load(path("flow.sluice").toStdString())->name, std::string("flow")); // the old file as it was
+
+        writeFile(path("chosen.sluice").toStdString(), R"({"format": "sluice-project", "version": 1, "name": "Click model",
+            "pipeline": {"nodes": [{"id": "src", "op": "range", "params": {"stop": 5}}], "edges": []}})");
+        auto chosen = ProjectDocument::open(path("chosen.sluice"));
+        QVERIFY(chosen.ok());
+        QVERIFY((*chosen)->save(path("chosen-copy.sluice")).ok());
+        QCOMPARE(Project::load(path("chosen-copy.sluice").toStdString())->name, std::string("Click model"));
+        // A save that fails names nothing anew.
+        ProjectDocument fresh(m_dir.path());
+        QVERIFY(!fresh.save(path("no-such-folder/x.sluice")).ok());
+        QCOMPARE(fresh.project().name, std::string("untitled"));
+    }
+
     void brokenAndNewerFilesAreRefusedWithTheReason()
     {
         const QString broken = path("broken.sluice"), newer = path("newer.sluice");

@@ -9,6 +9,7 @@
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QSignalSpy>
+#include <QFileInfo>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -155,8 +156,12 @@ private Q_SLOTS:
         QSignalSpy events(&session, &RunSession::runEvents);
         QSignalSpy stats(&session, &RunSession::pipelineStats);
         QSignalSpy finished(&session, &RunSession::finished);
-        QCOMPARE(session.start(project(doc)), std::nullopt);
+        RunSession::Options options;
+        const QString folder = m_dir.filePath("refused-" + what);
+        options.runFolder = folder.toStdString();
+        QCOMPARE(session.start(project(doc), options), std::nullopt);
         QVERIFY(finished.wait(30000));
+        QVERIFY2(!QFileInfo::exists(folder), "a run refused before its first step leaves no run folder");
         QCOMPARE(finished[0][1].value<RunSession::Status>(), RunSession::Status::Failed);
         const QString message = finished[0][2].toString();
         QVERIFY2(message.contains(expected), qPrintable(message));

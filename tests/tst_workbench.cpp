@@ -28,6 +28,7 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QProcess>
 #include <QSettings>
 #include <QStandardPaths>
@@ -145,6 +146,47 @@ private Q_SLOTS:
         QVERIFY(examples >= 4);
         QCOMPARE(window.welcomePage()->examples()->count(), examples);
         QVERIFY(!window.action("run")->isEnabled()); // nothing to run yet
+    }
+
+    // Running an untitled project asks for a file first, offering "Save and Run…" (Cancel starts
+    // nothing); File ▸ Close (Ctrl+W) offers to save changes, Cancel keeps the project, and
+    // closing shows the welcome page.
+    void saveBeforeRunningAndClose()
+    {
+        gui::MainWindow window;
+        window.show();
+        window.newProject();
+        QVERIFY(window.document());
+        window.document()->addNode("range", {{"stop", 10}}, {0, 0});
+        bool offered = false;
+        QTimer::singleShot(50, &window, [&] {
+            auto *box = qobject_cast<QMessageBox *>(QApplication::activeModalWidget());
+            if (!box || box->objectName() != "saveBeforeRunning")
+                return;
+            offered = box->findChild<QPushButton *>("saveAndRun") != nullptr;
+            box->button(QMessageBox::Cancel)->click();
+        });
+        window.startRun();
+        QVERIFY(offered);
+        QVERIFY(!window.runSession()->isRunning());
+        QVERIFY(window.document()->filePath().isEmpty());
+
+        QAction *close = window.action("close");
+        QCOMPARE(close->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_W));
+        QVERIFY(close->isEnabled());
+        {
+            DialogAnswerer cancel(QMessageBox::Cancel); // unsaved changes: keep the project
+            close->trigger();
+            QCOMPARE(cancel.texts.size(), 1);
+        }
+        QVERIFY(window.document());
+        {
+            DialogAnswerer discard(QMessageBox::Discard);
+            close->trigger();
+        }
+        QCOMPARE(window.document(), nullptr);
+        QVERIFY(!close->isEnabled());
+        QVERIFY(!window.action("run")->isEnabled());
     }
 
     void buildEditUndoSaveAndReopen()

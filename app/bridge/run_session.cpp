@@ -45,6 +45,7 @@ struct RunSession::Run
     std::atomic<bool> cancel{false};             // any thread
     std::unique_ptr<cli::RunOutput> record;      // the run folder's files; worker thread only once started
     std::string runFolder;                       // empty: no record
+    bool createdRunFolder = false;               // openRecord() made it: a run that never starts removes it
 
     std::mutex pauseMutex;
     std::condition_variable pauseChanged;
@@ -232,12 +233,24 @@ struct RunSession::Run
         end(outcome, QString::fromStdString(failure));
     }
 
+    // Removes the run folder this run created, with the record in it (worker thread).
+    void forgetRecord()
+    {
+        record.reset();
+        if (!createdRunFolder || runFolder.empty())
+            return;
+        std::error_code ec;
+        std::filesystem::remove_all(runFolder, ec); // best effort: a folder left behind is only clutter
+        runFolder.clear();
+    }
+
     void work(const Options &options)
     {
         try {
             if (auto failure = build(*this)) {
                 const std::string message = failure->message();
                 append({{"event", "run_end"}, {"status", "failed"}, {"error", message}});
+                forgetRecord(); // refused before its first step: no run to keep or compare
                 end(Status::Failed, QString::fromStdString(message));
                 return;
             }
@@ -392,6 +405,7 @@ std::optional<QString> RunSession::openRecord(Run &run, const Project &project, 
     if (std::filesystem::exists(folder + "/events.jsonl"))
         return QStringLiteral("%1: holds an earlier run; choose another folder").arg(QString::fromStdString(folder));
     std::error_code ec;
+    run.createdRunFolder = !std::filesystem::exists(folder);
     std::filesystem::create_directories(folder, ec);
     if (ec)
         return QStringLiteral("%1: cannot create the run folder: %2").arg(QString::fromStdString(folder), QString::fromStdString(ec.message()));

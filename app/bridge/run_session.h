@@ -66,7 +66,8 @@ public:
     // error message when the cheap checks fail (training settings, options, the run folder):
     // then nothing is started and no signal follows. A project that does not build ends its run
     // with {"event": "run_end", "status": "failed", "error": ...} and finished(Failed, message
-    // naming the node / parameter / file). A run already in progress is superseded (cancelled;
+    // naming the node / parameter / file), and leaves no run folder (the one start() created is
+    // removed: a run refused before its first step is not kept). A run already in progress is superseded (cancelled;
     // nothing more of it is emitted).
     std::optional<QString> start(const Project &project, const Options &options);
     std::optional<QString> start(const Project &project) { return start(project, Options()); }

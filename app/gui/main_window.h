@@ -101,6 +101,9 @@ public Q_SLOTS:
     void open();
     bool save();
     bool saveAs();
+    // Closes the project (after offering to save its changes) and shows the welcome page; false
+    // when the user cancelled.
+    bool closeProject();
     void startRun();
     void togglePause();
     void stopRun();

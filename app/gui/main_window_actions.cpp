@@ -52,6 +52,8 @@ void MainWindow::createActions()
             &QAction::triggered, this, &MainWindow::save);
     connect(make(this, QStringLiteral("saveAs"), tr("Save &As…"), QKeySequence::SaveAs, tr("Save the project under another name")),
             &QAction::triggered, this, &MainWindow::saveAs);
+    connect(make(this, QStringLiteral("close"), tr("&Close"), QKeySequence(Qt::CTRL | Qt::Key_W), tr("Close the project (asks to save changes)")),
+            &QAction::triggered, this, &MainWindow::closeProject);
     connect(make(this, QStringLiteral("quit"), tr("&Quit"), QKeySequence::Quit, tr("Close the workbench")), &QAction::triggered, this,
             &QWidget::close);
 
@@ -148,6 +150,7 @@ void MainWindow::createMenus()
     file->addSeparator();
     file->addAction(action(QStringLiteral("save")));
     file->addAction(action(QStringLiteral("saveAs")));
+    file->addAction(action(QStringLiteral("close")));
     file->addSeparator();
     file->addAction(action(QStringLiteral("quit")));
 
@@ -196,7 +199,7 @@ void MainWindow::updateActions()
     const bool open = m_document != nullptr;
     const bool running = m_session->isRunning();
     const bool oneSelected = open && m_scene && m_scene->selectedNodeIds().size() == 1;
-    for (const char *name : {"save", "saveAs", "cut", "copy", "paste", "delete", "selectAll", "zoomIn", "zoomOut", "fit", "arrange", "overlay"})
+    for (const char *name : {"save", "saveAs", "close", "cut", "copy", "paste", "delete", "selectAll", "zoomIn", "zoomOut", "fit", "arrange", "overlay"})
         action(QString::fromLatin1(name))->setEnabled(open);
     action(QStringLiteral("undo"))->setEnabled(open && m_document->undoStack()->canUndo());
     action(QStringLiteral("redo"))->setEnabled(open && m_document->undoStack()->canRedo());

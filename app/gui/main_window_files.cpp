@@ -127,6 +127,16 @@ bool MainWindow::saveTo(const QString &path)
     return true;
 }
 
+bool MainWindow::closeProject()
+{
+    if (!m_document)
+        return true;
+    if (!maybeSave())
+        return false;
+    setDocument(nullptr);
+    return true;
+}
+
 bool MainWindow::maybeSave()
 {
     if (!m_document || !m_document->isDirty())

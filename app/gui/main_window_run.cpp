@@ -22,6 +22,7 @@
 #include <QJsonDocument>
 #include <QLabel>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QStatusBar>
 
 namespace sluice::gui {
@@ -56,8 +57,14 @@ void MainWindow::startRun()
     if (!m_document || m_session->isRunning())
         return;
     if (m_document->filePath().isEmpty()) {
-        QMessageBox::information(this, tr("Save Before Running"), tr("Runs are kept next to the project (runs/<time>/). Save the project first."));
-        if (!saveAs())
+        QMessageBox box(QMessageBox::Question, tr("Save Before Running"),
+                        tr("Runs are kept next to the project (runs/<time>/), so it needs a file first."), QMessageBox::Cancel, this);
+        box.setObjectName(QStringLiteral("saveBeforeRunning"));
+        QPushButton *saveAndRun = box.addButton(tr("Save and Run…"), QMessageBox::AcceptRole);
+        saveAndRun->setObjectName(QStringLiteral("saveAndRun"));
+        box.setDefaultButton(saveAndRun);
+        box.exec();
+        if (box.clickedButton() != saveAndRun || !saveAs())
             return;
     }
     const bool training = !m_document->project().model.is_null();
@@ -201,6 +208,8 @@ void MainWindow::onRunFinished(quint64 runId, bridge::RunSession::Status status,
     const QString name = bridge::RunSession::statusName(status);
     if (status == bridge::RunSession::Status::Failed) {
         m_console->appendLog(widgets::LogLevel::Error, tr("Run failed: %1").arg(error));
+        if (!m_lastRunFolder.isEmpty() && !QFileInfo::exists(m_lastRunFolder))
+            m_console->appendLog(widgets::LogLevel::Info, tr("Nothing was kept: the run was refused before its first step"));
         pointModelPanelAt(error);
         m_consoleDock->show();
         m_consoleDock->raise();

@@ -106,9 +106,17 @@ Status ProjectDocument::save(const QString &path)
     // Paths are kept as written: after a Save As into another folder, relative data paths
     // resolve against the new file's folder, exactly as `sluice run` will read them.
     const QString absolute = QFileInfo(path).absoluteFilePath();
+    // A project is named after its file: an untitled one, or one still named after the file it
+    // is saved away from, takes the new file's name (runs and titles show it).
+    const std::string oldStem = m_filePath.isEmpty() ? std::string() : QFileInfo(m_filePath).completeBaseName().toStdString();
+    const std::string keptName = m_project.name;
+    if (keptName.empty() || keptName == "untitled" || (!oldStem.empty() && keptName == oldStem))
+        m_project.name = QFileInfo(absolute).completeBaseName().toStdString();
     auto saved = m_project.save(absolute.toStdString());
-    if (!saved.ok())
+    if (!saved.ok()) {
+        m_project.name = keptName; // nothing was saved: nothing changes
         return saved;
+    }
     // Paths in the saved file resolve against its folder from now on.
     if (auto reread = Project::fromJson(m_project.toJson(), QFileInfo(absolute).absolutePath().toStdString(), absolute.toStdString()); reread.ok()) {
         m_project = std::move(*reread);

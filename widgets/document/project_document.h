@@ -46,7 +46,8 @@ public:
     QString folder() const;                         // where relative paths resolve
     bool isDirty() const { return !m_undo.isClean(); }
 
-    // Writes the project atomically to `path` (Save As when it differs) and marks it clean.
+    // Writes the project atomically to `path` (Save As when it differs) and marks it clean. An
+    // untitled project, or one named after its previous file, is named after the new file.
     Status save(const QString &path);
 
     // --- edits (each one undoable) ---
