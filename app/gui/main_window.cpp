@@ -24,6 +24,9 @@
 #include <QJsonDocument>
 #include <QLabel>
 #include <QLineEdit>
+#include <QGuiApplication>
+#include <QScreen>
+#include <QScrollArea>
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QTreeView>
@@ -107,7 +110,10 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     m_deviceTimer.setInterval(250); // device charts: four samples a second
     connect(&m_deviceTimer, &QTimer::timeout, this, &MainWindow::sampleDevices);
 
-    resize(1400, 900);
+    if (const QScreen *screen = QGuiApplication::primaryScreen())
+        resize(defaultSize(screen->availableGeometry().size()));
+    else
+        resize(defaultSize(QSize(1400, 900)));
     updateTitle();
     updateActions();
 }
@@ -130,6 +136,16 @@ void MainWindow::buildDocks()
         d->setWidget(content);
         addDockWidget(area, d);
         return d;
+    };
+    // Long forms (a model of many layers, a stage of many parameters) scroll inside their dock:
+    // otherwise their height would become the window's minimum, beyond a laptop's screen.
+    auto scrolled = [this](QWidget *form) {
+        auto *area = new QScrollArea(this);
+        area->setWidget(form);
+        area->setWidgetResizable(true);
+        area->setFrameShape(QFrame::NoFrame);
+        area->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+        return area;
     };
 
     // Palette: search box over the grouped stage list; drag onto the canvas or double-click.
@@ -165,13 +181,13 @@ void MainWindow::buildDocks()
     m_paletteDock = dock(QStringLiteral("paletteDock"), tr("Stages"), palette, Qt::LeftDockWidgetArea);
 
     m_inspector = new widgets::ParameterInspector(this);
-    m_inspectorDock = dock(QStringLiteral("inspectorDock"), tr("Inspector"), m_inspector, Qt::RightDockWidgetArea);
+    m_inspectorDock = dock(QStringLiteral("inspectorDock"), tr("Inspector"), scrolled(m_inspector), Qt::RightDockWidgetArea);
     connect(m_inspector, &widgets::ParameterInspector::parameterEdited, this, [this](const QString &id, const QString &param, const QJsonValue &value) {
         if (m_document)
             m_document->setParameter(id, param, value);
     });
     m_modelPanel = new widgets::ModelPanel(this);
-    m_modelDock = dock(QStringLiteral("modelDock"), tr("Model and Training"), m_modelPanel, Qt::RightDockWidgetArea);
+    m_modelDock = dock(QStringLiteral("modelDock"), tr("Model and Training"), scrolled(m_modelPanel), Qt::RightDockWidgetArea);
     connect(m_modelPanel, &widgets::ModelPanel::modelEdited, this, [this](const QJsonObject &model) {
         if (m_document)
             m_document->setModel(model);
@@ -204,10 +220,18 @@ void MainWindow::buildDocks()
     m_historyDock->hide();
 }
 
+QSize MainWindow::defaultSize(const QSize &screenRoom)
+{
+    // Room for the canvas and both side docks where the screen has it, never more than the screen.
+    return QSize(1400, 900).boundedTo(screenRoom);
+}
+
 void MainWindow::applyDefaultLayout()
 {
-    // Side docks narrow, the charts about a third of the height.
-    resizeDocks({m_paletteDock, m_inspectorDock}, {230, 400}, Qt::Horizontal);
+    // Side docks narrow (a share of the width, within what their forms need), the charts about
+    // a third of the height: on 1280×800 the canvas keeps half the width.
+    const int palette = std::clamp(width() / 6, 180, 240), inspector = std::clamp(width() * 2 / 7, 300, 420);
+    resizeDocks({m_paletteDock, m_inspectorDock}, {palette, inspector}, Qt::Horizontal);
     resizeDocks({m_chartsDock}, {height() / 3}, Qt::Vertical);
 }
 
@@ -233,6 +257,12 @@ void MainWindow::setDocument(std::unique_ptr<widgets::ProjectDocument> document)
     m_shownModel = m_shownTraining = QJsonObject{{QStringLiteral("?"), true}}; // forces the first refresh
     m_shownFeatures.clear();
     m_inspector->showNothing();
+    // Runs belong to their project: nothing of the previous one's stays on screen.
+    m_charts->reset();
+    m_inputBoundLabel->clear();
+    m_runLabel->setText(tr("Idle"));
+    m_lastRunFolder.clear();
+    m_finishedRuns = 0;
     if (!m_document) {
         m_history->setStack(nullptr);
         m_centre->setCurrentWidget(m_welcome);
@@ -265,6 +295,7 @@ void MainWindow::setDocument(std::unique_ptr<widgets::ProjectDocument> document)
     // Once the view has its size (after this event), show every stage.
     QTimer::singleShot(0, m_view, [view = m_view] { view->fitAll(); });
     m_view->setFocus();
+    showNewestRun();
     updateTitle();
     updateActions();
 }

@@ -16,6 +16,7 @@
 #include "bridge/advice_trial_job.h"
 #include "bridge/preview_job.h"
 #include "bridge/run_session.h"
+#include "charts/project_runs.h"
 #include "document/module_watcher.h"
 #include "document/project_validator.h"
 
@@ -75,6 +76,8 @@ public:
     void offerRecovery();
     // The dock sizes of a first start (no remembered layout): the canvas gets the room.
     void applyDefaultLayout();
+    // The window's size at a first start on a screen whose free area is `screenRoom`.
+    static QSize defaultSize(const QSize &screenRoom);
 
     // For tests and scripts: the parts users act on.
     widgets::ProjectDocument *document() const { return m_document.get(); }
@@ -151,6 +154,8 @@ private:
     void showTunedValues(); // the inspected stage's AUTOTUNE choices in the last snapshot
     void pointModelPanelAt(const QString &problem);
     QString newRunFolder() const;
+    QList<widgets::RunSummary> runsOfProject() const;
+    void showNewestRun(); // on opening a project: its newest run in the charts
     // main_window_advice.cpp
     void rememberAdvice(const QJsonObject &snapshot);
     bool canTryAdvice() const;

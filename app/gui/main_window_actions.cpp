@@ -123,7 +123,7 @@ void MainWindow::createActions()
     connect(make(this, QStringLiteral("preview"), tr("Pre&view Stage"), QKeySequence(Qt::Key_F6), tr("Show the first elements the selected stage emits"),
                  QStyle::SP_FileDialogContentsView),
             &QAction::triggered, this, &MainWindow::previewSelected);
-    connect(make(this, QStringLiteral("overlay"), tr("&Compare With Past Run…"), QKeySequence(), tr("Overlay a past run's curves on the charts")),
+    connect(make(this, QStringLiteral("overlay"), tr("&Compare With Past Runs…"), QKeySequence(), tr("Overlay this project's past runs on the charts, or take them off")),
             &QAction::triggered, this, &MainWindow::overlayPastRun);
     connect(make(this, QStringLiteral("tryAdvice"), tr("&Try Advice"), QKeySequence(Qt::CTRL | Qt::Key_T),
                  tr("Measure the change the bottleneck's advice names (after a run whose advice is a parameter)")),

@@ -3,6 +3,8 @@
 // run is kept in the project's folder as runs/<time>/, the same record `sluice run --out` writes.
 #include "gui/main_window.h"
 
+#include "gui/compare_runs_dialog.h"
+
 #include "canvas/pipeline_scene.h"
 #include "charts/charts_panel.h"
 #include "console/run_console.h"
@@ -17,7 +19,6 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QFileInfo>
-#include <QInputDialog>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLabel>
@@ -86,6 +87,7 @@ void MainWindow::startRun()
     m_lastRunFolder = QString::fromStdString(options.runFolder);
     const QString label = QFileInfo(m_lastRunFolder).fileName();
     m_charts->beginRun(m_session->runId(), label);
+    m_charts->setCurrentRunFolder(m_lastRunFolder);
     m_console->appendLog(widgets::LogLevel::Info,
                          tr("%1 started; kept in %2").arg(training ? tr("Training") : tr("Pipeline profile"), QDir::toNativeSeparators(m_lastRunFolder)));
     if (m_scene)
@@ -248,26 +250,55 @@ void MainWindow::previewSelected()
     m_previewJob->request(m_document->project(), selected.front(), 8);
 }
 
+QList<widgets::RunSummary> MainWindow::runsOfProject() const
+{
+    if (!m_document || m_document->filePath().isEmpty())
+        return {};
+    return widgets::projectRuns(m_document->folder(), QString::fromStdString(m_document->project().name));
+}
+
+void MainWindow::showNewestRun()
+{
+    const QList<widgets::RunSummary> runs = runsOfProject();
+    if (runs.isEmpty())
+        return;
+    const widgets::RunSummary &newest = runs.first();
+    if (const Status shown = m_charts->showPastRun(newest.folder, newest.describe()); !shown.ok()) {
+        m_console->appendLog(widgets::LogLevel::Warning,
+                             tr("The newest run cannot be shown: %1").arg(QString::fromStdString(shown.error().message())));
+        return;
+    }
+    m_lastRunFolder = newest.folder;
+    m_runLabel->setText(tr("Last run: %1").arg(newest.status));
+}
+
 void MainWindow::overlayPastRun()
 {
     if (!m_document)
         return;
-    const QDir runs(QDir(m_document->folder()).filePath(QStringLiteral("runs")));
-    QStringList names;
-    for (const QFileInfo &info : runs.entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name | QDir::Reversed))
-        if (QFileInfo::exists(QDir(info.absoluteFilePath()).filePath(QStringLiteral("events.jsonl"))))
-            names << info.fileName();
-    if (names.isEmpty()) {
-        QMessageBox::information(this, tr("No Past Runs"), tr("This project has no runs yet: runs are kept in %1.").arg(QDir::toNativeSeparators(runs.path())));
+    QList<widgets::RunSummary> runs = runsOfProject();
+    const QString current = m_charts->currentRunFolder();
+    runs.removeIf([&](const widgets::RunSummary &run) { return run.folder == current; });
+    if (runs.isEmpty()) {
+        QMessageBox::information(this, tr("No Past Runs"),
+                                 tr("This project has no other runs yet: its runs are kept in %1.")
+                                     .arg(QDir::toNativeSeparators(QDir(m_document->folder()).filePath(QStringLiteral("runs")))));
         return;
     }
-    bool ok = false;
-    const QString chosen = QInputDialog::getItem(this, tr("Compare With Past Run"), tr("Run to overlay:"), names, 0, false, &ok);
-    if (!ok || chosen.isEmpty())
+    const QStringList overlaid = m_charts->overlays();
+    CompareRunsDialog dialog(runs, overlaid, this);
+    if (dialog.exec() != QDialog::Accepted)
         return;
-    const QString folder = runs.filePath(chosen);
-    if (const Status shown = m_charts->overlayRun(folder); !shown.ok())
-        m_console->appendLog(widgets::LogLevel::Error, tr("Cannot overlay the run: %1").arg(QString::fromStdString(shown.error().message())));
+    const QStringList checked = dialog.checkedFolders();
+    for (const QString &folder : overlaid)
+        if (!checked.contains(folder))
+            m_charts->removeOverlay(folder);
+    for (const QString &folder : checked) {
+        if (overlaid.contains(folder))
+            continue;
+        if (const Status shown = m_charts->overlayRun(folder); !shown.ok())
+            m_console->appendLog(widgets::LogLevel::Error, tr("Cannot overlay the run: %1").arg(QString::fromStdString(shown.error().message())));
+    }
 }
 
 } // namespace sluice::gui

@@ -133,6 +133,37 @@ void ChartsPanel::endRun(quint64 runId)
     refresh(RunRecord::Throughput | RunRecord::Loss | RunRecord::Devices);
 }
 
+void ChartsPanel::reset()
+{
+    m_runId = 0;
+    m_running = false;
+    m_label.clear();
+    m_currentFolder.clear();
+    m_live->clear();
+    m_overlays.clear();
+    setSources();
+    updateMetricChoices();
+    updateTitle();
+    refresh(RunRecord::Throughput | RunRecord::Loss | RunRecord::Devices);
+}
+
+Status ChartsPanel::showPastRun(const QString &runFolder, const QString &label)
+{
+    auto record = std::make_unique<RunRecord>(maxPointsPerSeries);
+    if (Status read = readRunFolder(runFolder, *record); !read.ok())
+        return read;
+    m_runId = 0; // no live run: late results of an earlier one stay out
+    m_running = false;
+    m_label = label;
+    m_currentFolder = QDir::cleanPath(QFileInfo(runFolder).absoluteFilePath());
+    m_live = std::move(record);
+    setSources();
+    updateMetricChoices();
+    updateTitle();
+    refresh(RunRecord::Throughput | RunRecord::Loss | RunRecord::Devices);
+    return Status::success();
+}
+
 void ChartsPanel::refresh(int changes)
 {
     // One queued replot per chart touched by this batch, however many points it carried.
@@ -185,6 +216,16 @@ void ChartsPanel::clearOverlays()
     updateTitle();
 }
 
+void ChartsPanel::removeOverlay(const QString &runFolder)
+{
+    const QString folder = QDir::cleanPath(QFileInfo(runFolder).absoluteFilePath());
+    if (std::erase_if(m_overlays, [&](const auto &o) { return o->folder == folder; }) == 0)
+        return;
+    setSources();
+    updateMetricChoices();
+    updateTitle();
+}
+
 QStringList ChartsPanel::overlays() const
 {
     QStringList folders;
@@ -229,7 +270,7 @@ void ChartsPanel::updateMetricChoices()
 
 void ChartsPanel::updateTitle()
 {
-    QString text = m_runId == 0 ? tr("No run yet") : (m_running ? tr("Running: %1") : tr("Last run: %1")).arg(m_label);
+    QString text = m_label.isEmpty() ? tr("No run yet") : (m_running ? tr("Running: %1") : tr("Last run: %1")).arg(m_label);
     if (!m_overlays.empty())
         text += tr(" — past runs overlaid: %1").arg(m_overlays.size());
     m_title->setText(text);

@@ -51,6 +51,14 @@ public:
     void addPipelineStats(quint64 runId, const QJsonObject &snapshot);
     // The run has ended: its lines stay until the next beginRun().
     void endRun(quint64 runId);
+    // Another project: no run, no overlays, "No run yet".
+    void reset();
+    // A past run's lines drawn as the current run's (the project's newest run, on opening it),
+    // labelled `label`; an unreadable folder is an error and leaves the charts as they were.
+    Status showPastRun(const QString &runFolder, const QString &label);
+    // The folder whose lines are drawn as the current run (live or past); empty when none.
+    QString currentRunFolder() const { return m_currentFolder; }
+    void setCurrentRunFolder(const QString &folder) { m_currentFolder = folder; }
     quint64 runId() const { return m_runId; }
 
     // True once any chart holds a point (a live line or an overlay).
@@ -62,6 +70,7 @@ public:
     // are then unchanged.
     Status overlayRun(const QString &runFolder);
     void clearOverlays();
+    void removeOverlay(const QString &runFolder);
     QStringList overlays() const; // the folders, in the order they were overlaid
 
     // The metric the loss chart shows ("loss" by default), and the ones it can show.
@@ -85,6 +94,7 @@ private:
 
     quint64 m_runId = 0;
     QString m_label;
+    QString m_currentFolder;
     bool m_running = false;
     std::unique_ptr<RunRecord> m_live;
     std::vector<std::unique_ptr<Overlay>> m_overlays;
