@@ -96,6 +96,29 @@ private Q_SLOTS:
         m_doc.reset();
     }
 
+    // An empty canvas says how to start, drawn in its middle; the first stage takes it away.
+    void anEmptyCanvasSaysHowToStart()
+    {
+        const auto inkInTheMiddle = [this] {
+            const QImage shot = m_view->viewport()->grab().toImage();
+            const QColor background = shot.pixelColor(2, 2);
+            int ink = 0; // pixels far darker or lighter than the background: text, not the faint dot grid
+            for (int y = shot.height() / 3; y < 2 * shot.height() / 3; ++y)
+                for (int x = shot.width() / 4; x < 3 * shot.width() / 4; ++x)
+                    ink += std::abs(qGray(shot.pixel(x, y)) - qGray(background.rgb())) > 70;
+            return ink;
+        };
+        QVERIFY(m_view->emptyHint().contains("Drag a stage"));
+        QVERIFY(m_view->emptyHint().contains("Drop data files"));
+        QVERIFY2(inkInTheMiddle() > 200, "the hint is not drawn");
+        QVERIFY(drop(*m_view, paletteDrag("range"), at(QPointF(-400, -300)))); // a stage away from the middle
+        QVERIFY(m_view->emptyHint().isEmpty());
+        m_view->centerOn(QPointF(2000, 2000)); // nothing of the stage in view either
+        QCOMPARE(inkInTheMiddle(), 0);
+        m_doc->undoStack()->undo();
+        QVERIFY(!m_view->emptyHint().isEmpty());
+    }
+
     void paletteDropAddsTheStageWhereItLands()
     {
         const QPoint where = at(QPointF(100, 100));

@@ -317,13 +317,18 @@ private Q_SLOTS:
         gui::MainWindow window;
         window.show();
         QVERIFY(window.openProject(file));
+        QAction *pause = window.action("pause");
+        QVERIFY(pause->isCheckable() && !pause->isEnabled());
         window.startRun();
         QVERIFY(window.runSession()->isRunning());
-        window.togglePause();
+        QVERIFY(pause->isEnabled() && !pause->isChecked());
+        pause->trigger(); // the toolbar button or F8
         QVERIFY(window.runSession()->isPaused());
-        QCOMPARE(window.action("pause")->text(), QString("Res&ume"));
-        window.togglePause();
+        QCOMPARE(pause->text(), QString("Res&ume"));
+        QVERIFY(pause->isChecked()); // the button stays pressed while paused
+        pause->trigger();
         QVERIFY(!window.runSession()->isPaused());
+        QVERIFY(!pause->isChecked());
         window.togglePause(); // stop works on a paused run too
         window.stopRun();
         QTRY_VERIFY_WITH_TIMEOUT(window.hasFinishedRun(), 20000);

@@ -58,6 +58,7 @@ class NvmlTelemetry;
 
 namespace sluice::gui {
 
+class UserGuide;
 class WelcomePage;
 
 class MainWindow : public QMainWindow
@@ -96,6 +97,7 @@ public:
     bool hasFinishedRun() const { return m_finishedRuns > 0; }
     QString lastRunFolder() const { return m_lastRunFolder; }
     bridge::AdviceTrialJob *adviceJob() const { return m_adviceJob; }
+    UserGuide *userGuide() const; // once opened
     QJsonObject lastAdvice() const { return m_lastAdvice; }           // the last snapshot's "advice_change"
     QJsonObject lastAdviceTrial() const { return m_lastAdviceTrial; } // AdviceTrial::toJson() of the last trial
 
@@ -112,12 +114,14 @@ public Q_SLOTS:
     void stopRun();
     void previewSelected();
     void overlayPastRun();
+    void showUserGuide(); // Help ▸ User Guide (F1)
     void tryAdvice();
     // Sets the parameter an advice change names (AdviceChange::toJson()), as one undoable edit.
     void applyAdvice(const QJsonObject &change);
 
 protected:
     void closeEvent(QCloseEvent *event) override;
+    void changeEvent(QEvent *event) override;
 
 private:
     // main_window.cpp
@@ -136,6 +140,7 @@ private:
     void createActions();
     void createMenus();
     void updateActions();
+    void refreshIcons();
     void showAbout();
     void copySelection();
     void pasteClipboard();
@@ -167,6 +172,7 @@ private:
     widgets::PipelineView *m_view = nullptr;
     QStackedWidget *m_centre = nullptr;
     WelcomePage *m_welcome = nullptr;
+    QPointer<UserGuide> m_userGuide;
 
     widgets::StagePaletteModel *m_paletteModel = nullptr;
     widgets::StagePaletteFilter *m_paletteFilter = nullptr;

@@ -5,6 +5,8 @@
 #include "canvas/pipeline_view.h"
 #include "document/project_document.h"
 #include "gui/theme.h"
+#include "gui/toolbar_icons.h"
+#include "gui/user_guide.h"
 #include "train/device_query.h"
 
 #include <QAction>
@@ -17,15 +19,14 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
-#include <QStyle>
 #include <QToolBar>
 
 namespace sluice::gui {
 
 namespace {
 
-QAction *make(QObject *parent, const QString &name, const QString &text, const QKeySequence &shortcut, const QString &tip,
-              QStyle::StandardPixmap icon = QStyle::SP_CustomBase)
+// Icons come from refreshIcons(), drawn for the palette (toolbar_icons.h).
+QAction *make(QObject *parent, const QString &name, const QString &text, const QKeySequence &shortcut, const QString &tip)
 {
     auto *a = new QAction(text, parent);
     a->setObjectName(name);
@@ -33,8 +34,6 @@ QAction *make(QObject *parent, const QString &name, const QString &text, const Q
         a->setShortcut(shortcut);
     a->setToolTip(shortcut.isEmpty() ? tip : QStringLiteral("%1 (%2)").arg(tip, shortcut.toString(QKeySequence::NativeText)));
     a->setStatusTip(tip);
-    if (icon != QStyle::SP_CustomBase)
-        a->setIcon(QApplication::style()->standardIcon(icon));
     return a;
 }
 
@@ -42,13 +41,27 @@ QAction *make(QObject *parent, const QString &name, const QString &text, const Q
 
 QAction *MainWindow::action(const QString &name) const { return findChild<QAction *>(name); }
 
+void MainWindow::refreshIcons()
+{
+    for (const QString &name : toolbarIconNames())
+        if (QAction *a = action(name))
+            a->setIcon(toolbarIcon(name, palette()));
+}
+
+void MainWindow::changeEvent(QEvent *event)
+{
+    if (event->type() == QEvent::PaletteChange)
+        refreshIcons(); // a theme switch: icons in the new text colour
+    QMainWindow::changeEvent(event);
+}
+
 void MainWindow::createActions()
 {
-    connect(make(this, QStringLiteral("new"), tr("&New Project"), QKeySequence::New, tr("Start an empty project"), QStyle::SP_FileIcon),
+    connect(make(this, QStringLiteral("new"), tr("&New Project"), QKeySequence::New, tr("Start an empty project")),
             &QAction::triggered, this, &MainWindow::newProject);
-    connect(make(this, QStringLiteral("open"), tr("&Open…"), QKeySequence::Open, tr("Open a .sluice project"), QStyle::SP_DialogOpenButton),
+    connect(make(this, QStringLiteral("open"), tr("&Open…"), QKeySequence::Open, tr("Open a .sluice project")),
             &QAction::triggered, this, &MainWindow::open);
-    connect(make(this, QStringLiteral("save"), tr("&Save"), QKeySequence::Save, tr("Save the project"), QStyle::SP_DialogSaveButton),
+    connect(make(this, QStringLiteral("save"), tr("&Save"), QKeySequence::Save, tr("Save the project")),
             &QAction::triggered, this, &MainWindow::save);
     connect(make(this, QStringLiteral("saveAs"), tr("Save &As…"), QKeySequence::SaveAs, tr("Save the project under another name")),
             &QAction::triggered, this, &MainWindow::saveAs);
@@ -57,12 +70,12 @@ void MainWindow::createActions()
     connect(make(this, QStringLiteral("quit"), tr("&Quit"), QKeySequence::Quit, tr("Close the workbench")), &QAction::triggered, this,
             &QWidget::close);
 
-    connect(make(this, QStringLiteral("undo"), tr("&Undo"), QKeySequence::Undo, tr("Undo the last edit"), QStyle::SP_ArrowBack),
+    connect(make(this, QStringLiteral("undo"), tr("&Undo"), QKeySequence::Undo, tr("Undo the last edit")),
             &QAction::triggered, this, [this] {
                 if (m_document)
                     m_document->undoStack()->undo();
             });
-    connect(make(this, QStringLiteral("redo"), tr("&Redo"), QKeySequence::Redo, tr("Redo the edit undone last"), QStyle::SP_ArrowForward),
+    connect(make(this, QStringLiteral("redo"), tr("&Redo"), QKeySequence::Redo, tr("Redo the edit undone last")),
             &QAction::triggered, this, [this] {
                 if (m_document)
                     m_document->undoStack()->redo();
@@ -73,7 +86,7 @@ void MainWindow::createActions()
             &MainWindow::copySelection);
     connect(make(this, QStringLiteral("paste"), tr("&Paste"), QKeySequence::Paste, tr("Paste stages")), &QAction::triggered, this,
             &MainWindow::pasteClipboard);
-    connect(make(this, QStringLiteral("delete"), tr("&Delete"), QKeySequence::Delete, tr("Delete the selected stages and edges"), QStyle::SP_TrashIcon),
+    connect(make(this, QStringLiteral("delete"), tr("&Delete"), QKeySequence::Delete, tr("Delete the selected stages and edges")),
             &QAction::triggered, this, [this] {
                 if (m_scene)
                     m_scene->deleteSelection();
@@ -111,23 +124,22 @@ void MainWindow::createActions()
                     m_document->autoLayout();
             });
 
-    connect(make(this, QStringLiteral("run"), tr("&Run"), QKeySequence(Qt::Key_F5), tr("Run the project: train its model, or profile its pipeline"),
-                 QStyle::SP_MediaPlay),
+    connect(make(this, QStringLiteral("run"), tr("&Run"), QKeySequence(Qt::Key_F5), tr("Run the project: train its model, or profile its pipeline")),
             &QAction::triggered, this, &MainWindow::startRun);
-    connect(make(this, QStringLiteral("pause"), tr("&Pause"), QKeySequence(Qt::Key_F8), tr("Pause or resume the run between steps"),
-                 QStyle::SP_MediaPause),
+    connect(make(this, QStringLiteral("pause"), tr("&Pause"), QKeySequence(Qt::Key_F8), tr("Pause or resume the run between steps")),
             &QAction::triggered, this, &MainWindow::togglePause);
-    connect(make(this, QStringLiteral("stop"), tr("S&top"), QKeySequence(Qt::SHIFT | Qt::Key_F5), tr("Stop the run (a checkpoint is kept)"),
-                 QStyle::SP_MediaStop),
+    connect(make(this, QStringLiteral("stop"), tr("S&top"), QKeySequence(Qt::SHIFT | Qt::Key_F5), tr("Stop the run (a checkpoint is kept)")),
             &QAction::triggered, this, &MainWindow::stopRun);
-    connect(make(this, QStringLiteral("preview"), tr("Pre&view Stage"), QKeySequence(Qt::Key_F6), tr("Show the first elements the selected stage emits"),
-                 QStyle::SP_FileDialogContentsView),
+    connect(make(this, QStringLiteral("preview"), tr("Pre&view Stage"), QKeySequence(Qt::Key_F6), tr("Show the first elements the selected stage emits")),
             &QAction::triggered, this, &MainWindow::previewSelected);
     connect(make(this, QStringLiteral("overlay"), tr("&Compare With Past Runs…"), QKeySequence(), tr("Overlay this project's past runs on the charts, or take them off")),
             &QAction::triggered, this, &MainWindow::overlayPastRun);
     connect(make(this, QStringLiteral("tryAdvice"), tr("&Try Advice"), QKeySequence(Qt::CTRL | Qt::Key_T),
                  tr("Measure the change the bottleneck's advice names (after a run whose advice is a parameter)")),
             &QAction::triggered, this, &MainWindow::tryAdvice);
+    connect(make(this, QStringLiteral("userGuide"), tr("User &Guide"), QKeySequence::HelpContents,
+                 tr("Read the guides shipped with Sluice: getting started, pipeline ops, training, profiling, Python")),
+            &QAction::triggered, this, &MainWindow::showUserGuide);
     connect(make(this, QStringLiteral("about"), tr("&About Sluice"), QKeySequence(), tr("Version and build features")), &QAction::triggered, this,
             &MainWindow::showAbout);
     // Redo answers both habits (Ctrl+Shift+Z and Ctrl+Y), whatever the platform's table says.
@@ -136,6 +148,8 @@ void MainWindow::createActions()
         if (!redoKeys.contains(k))
             redoKeys << k;
     action(QStringLiteral("redo"))->setShortcuts(redoKeys);
+    action(QStringLiteral("pause"))->setCheckable(true);
+    refreshIcons();
     for (QAction *a : findChildren<QAction *>())
         addAction(a); // shortcuts work wherever the focus is in the window
 }
@@ -186,6 +200,8 @@ void MainWindow::createMenus()
         name[0] ? (void)run->addAction(action(QString::fromLatin1(name))) : (void)run->addSeparator();
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(action(QStringLiteral("userGuide")));
+    help->addSeparator();
     help->addAction(action(QStringLiteral("about")));
 
     QToolBar *bar = addToolBar(tr("Main"));
@@ -205,10 +221,22 @@ void MainWindow::updateActions()
     action(QStringLiteral("redo"))->setEnabled(open && m_document->undoStack()->canRedo());
     action(QStringLiteral("run"))->setEnabled(open && !running);
     action(QStringLiteral("pause"))->setEnabled(running);
+    action(QStringLiteral("pause"))->setChecked(running && m_session->isPaused()); // shown pressed while paused
     action(QStringLiteral("pause"))->setText(m_session->isPaused() ? tr("Res&ume") : tr("&Pause"));
     action(QStringLiteral("stop"))->setEnabled(running);
     action(QStringLiteral("preview"))->setEnabled(oneSelected);
     action(QStringLiteral("tryAdvice"))->setEnabled(canTryAdvice());
+}
+
+UserGuide *MainWindow::userGuide() const { return m_userGuide; }
+
+void MainWindow::showUserGuide()
+{
+    if (!m_userGuide)
+        m_userGuide = new UserGuide(this); // kept: it reopens where the user left it
+    m_userGuide->show();
+    m_userGuide->raise();
+    m_userGuide->activateWindow();
 }
 
 void MainWindow::showAbout()

@@ -8,6 +8,7 @@
 
 #include <QDragEnterEvent>
 #include <QMimeData>
+#include <QPainter>
 #include <QScrollBar>
 #include <QUndoStack>
 #include <QResizeEvent>
@@ -43,6 +44,8 @@ PipelineView::PipelineView(PipelineScene *scene, QWidget *parent) : QGraphicsVie
     setAcceptDrops(true);
     setFocusPolicy(Qt::StrongFocus);
     connect(scene, &PipelineScene::statusMessage, this, &PipelineView::statusMessage);
+    // The empty canvas's hint comes and goes with the first stage: repaint all of the viewport.
+    connect(scene->document(), &ProjectDocument::changed, viewport(), qOverload<>(&QWidget::update));
 }
 
 void PipelineView::scaleBy(double factor)
@@ -243,6 +246,35 @@ void PipelineView::dropEvent(QDropEvent *event)
         return;
     }
     event->ignore();
+}
+
+QString PipelineView::emptyHint() const
+{
+    if (!m_scene->document()->nodeIds().isEmpty())
+        return {};
+    return tr("An empty pipeline.\n\n"
+              "Drag a stage here from the palette, or double-click one (Ctrl+F searches it, Enter adds it).\n"
+              "Drop data files here (.npy, .npz, TFRecord, CSV) to make sources of them.\n"
+              "Help ▸ User Guide (F1) walks through a first project.");
+}
+
+void PipelineView::drawForeground(QPainter *painter, const QRectF &rect)
+{
+    QGraphicsView::drawForeground(painter, rect);
+    const QString hint = emptyHint();
+    if (hint.isEmpty())
+        return;
+    // In the viewport's own coordinates: the hint stays centred and unscaled whatever the zoom.
+    painter->save();
+    painter->resetTransform();
+    QColor ink = palette().color(QPalette::WindowText);
+    ink.setAlphaF(0.6f);
+    painter->setPen(ink);
+    QFont font = painter->font();
+    font.setPointSizeF(font.pointSizeF() * 1.15);
+    painter->setFont(font);
+    painter->drawText(viewport()->rect().adjusted(24, 24, -24, -24), Qt::AlignCenter | Qt::TextWordWrap, hint);
+    painter->restore();
 }
 
 } // namespace sluice::widgets

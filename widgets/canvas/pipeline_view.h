@@ -26,6 +26,8 @@ public:
     // Where a stage added without a position (double-click in the palette) goes: the view's
     // centre, nudged so that stages added one after another do not stack exactly.
     QPointF placementPoint();
+    // What an empty canvas says about how to start; empty once it holds a stage.
+    QString emptyHint() const;
 
 public Q_SLOTS:
     void zoomIn();
@@ -50,6 +52,7 @@ protected:
     void dragMoveEvent(QDragMoveEvent *event) override;
     void dropEvent(QDropEvent *event) override;
     void resizeEvent(QResizeEvent *event) override;
+    void drawForeground(QPainter *painter, const QRectF &rect) override;
 
 private:
     void scaleBy(double factor);
