@@ -181,6 +181,31 @@ private Q_SLOTS:
         QCOMPARE(opNames(filter), opNames(model));
     }
 
+    // While searching, exact and prefix matches come first, and Enter takes the best one:
+    // "batch" is batch, not unbatch (listed before it in the registry).
+    void bestMatchesComeFirst()
+    {
+        StagePaletteModel model;
+        StagePaletteFilter filter;
+        filter.setSourceModel(&model);
+        filter.setSearchText("batch");
+        QVERIFY(opNames(filter).contains("unbatch"));
+        QCOMPARE(opNames(filter).first(), QString("batch"));
+        QCOMPARE(filter.bestMatch().data(StagePaletteModel::OpNameRole).toString(), QString("batch"));
+        filter.setSearchText("shuf"); // a prefix before a name that only contains it
+        QCOMPARE(opNames(filter), (QStringList{"shuffle", "global_shuffle"}));
+        filter.setSearchText("SHUFFLE");
+        QCOMPARE(filter.bestMatch().data(StagePaletteModel::OpNameRole).toString(), QString("shuffle"));
+        filter.setSearchText("_shuffle");
+        QCOMPARE(filter.bestMatch().data(StagePaletteModel::OpNameRole).toString(), QString("global_shuffle"));
+        filter.setSearchText("feistel"); // documentation only: still the best there is
+        QCOMPARE(filter.bestMatch().data(StagePaletteModel::OpNameRole).toString(), QString("global_shuffle"));
+        filter.setSearchText("no such stage");
+        QVERIFY(!filter.bestMatch().isValid());
+        filter.setSearchText(""); // no text: registry order again
+        QCOMPARE(opNames(filter), opNames(model));
+    }
+
     void dragCarriesTheOpName()
     {
         StagePaletteModel model;

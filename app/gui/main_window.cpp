@@ -169,10 +169,22 @@ void MainWindow::buildDocks()
         m_paletteFilter->setSearchText(text);
         m_paletteView->expandAll();
     });
+    // Enter or a double-click on a stage, or Enter in the search box (its best match), adds it
+    // after the selected stage, connected; the search keeps the focus so that the next stage of a
+    // chain can be typed straight away.
     connect(m_paletteView, &QTreeView::activated, this, [this](const QModelIndex &index) {
         const QString op = index.data(widgets::StagePaletteModel::OpNameRole).toString();
         if (!op.isEmpty() && m_view)
-            m_view->addStage(op, m_view->placementPoint());
+            m_view->insertAfterSelection(op);
+    });
+    connect(m_paletteSearch, &QLineEdit::returnPressed, this, [this] {
+        const QString op = m_paletteFilter->bestMatch().data(widgets::StagePaletteModel::OpNameRole).toString();
+        if (op.isEmpty() || !m_view) {
+            statusBar()->showMessage(tr("No stage matches \"%1\"").arg(m_paletteSearch->text()), 5000);
+            return;
+        }
+        m_view->insertAfterSelection(op);
+        m_paletteSearch->selectAll();
     });
     auto *paletteLayout = new QVBoxLayout(palette);
     paletteLayout->setContentsMargins(4, 4, 4, 4);

@@ -122,6 +122,8 @@ void MainWindow::createActions()
             &QAction::triggered, this, [this] {
                 if (m_document)
                     m_document->autoLayout();
+                if (m_view)
+                    m_view->fitAll(); // every stage in view after the move
             });
 
     connect(make(this, QStringLiteral("run"), tr("&Run"), QKeySequence(Qt::Key_F5), tr("Run the project: train its model, or profile its pipeline")),

@@ -229,6 +229,8 @@ void PipelineScene::mouseReleaseEvent(QGraphicsSceneMouseEvent *event)
                 Q_EMIT statusMessage(text);
                 QToolTip::showText(event->screenPos(), text);
             }
+        } else if (!target) {
+            Q_EMIT linkDroppedOnCanvas(from, event->scenePos(), event->screenPos());
         }
         event->accept();
         return;

@@ -52,6 +52,9 @@ public:
 
 Q_SIGNALS:
     void statusMessage(const QString &message); // e.g. why a connection was refused
+    // A link dragged out of `from`'s output and let go over empty canvas (the view offers the
+    // stages that fit there).
+    void linkDroppedOnCanvas(const QString &from, QPointF scenePos, QPoint screenPos);
     void nodeActivated(const QString &id);      // double-clicked
 
 protected:

@@ -4,9 +4,11 @@
 #include "canvas/pipeline_scene.h"
 #include "canvas/source_from_files.h"
 #include "document/project_document.h"
+#include "pipeline/op_registry.h"
 #include "stage_palette_model.h"
 
 #include <QDragEnterEvent>
+#include <QMenu>
 #include <QMimeData>
 #include <QPainter>
 #include <QScrollBar>
@@ -44,6 +46,7 @@ PipelineView::PipelineView(PipelineScene *scene, QWidget *parent) : QGraphicsVie
     setAcceptDrops(true);
     setFocusPolicy(Qt::StrongFocus);
     connect(scene, &PipelineScene::statusMessage, this, &PipelineView::statusMessage);
+    connect(scene, &PipelineScene::linkDroppedOnCanvas, this, &PipelineView::offerStagesFor);
     // The empty canvas's hint comes and goes with the first stage: repaint all of the viewport.
     connect(scene->document(), &ProjectDocument::changed, viewport(), qOverload<>(&QWidget::update));
 }
@@ -106,6 +109,96 @@ QString PipelineView::addStage(const QString &op, QPointF scenePos)
         m_scene->selectNodes({id});
     return id;
 }
+
+QString PipelineView::addConnectedStage(const QString &from, const QString &op, QPointF scenePos)
+{
+    ProjectDocument *document = m_scene->document();
+    document->undoStack()->beginMacro(tr("Add %1 after %2").arg(op, from));
+    const QString id = document->addNode(op, {}, scenePos);
+    std::optional<QString> refused;
+    if (!id.isEmpty())
+        refused = document->connectNodes(from, id);
+    document->undoStack()->endMacro();
+    if (refused)
+        Q_EMIT statusMessage(tr("Not connected: %1").arg(*refused));
+    if (!id.isEmpty())
+        m_scene->selectNodes({id});
+    return id;
+}
+
+void PipelineView::shiftDownstream(const QString &first, double dx)
+{
+    ProjectDocument *document = m_scene->document();
+    const auto &edges = document->project().edges;
+    std::map<QString, QPointF> moved;
+    QStringList pending{first};
+    while (!pending.isEmpty()) {
+        const QString id = pending.takeFirst();
+        if (moved.count(id))
+            continue;
+        moved[id] = document->position(id) + QPointF(dx, 0);
+        for (const PipelineEdge &e : edges)
+            if (QString::fromStdString(e.from) == id)
+                pending << QString::fromStdString(e.to);
+    }
+    document->moveNodes(moved);
+}
+
+QString PipelineView::insertAfterSelection(const QString &op)
+{
+    ProjectDocument *document = m_scene->document();
+    const QStringList selected = m_scene->selectedNodeIds();
+    const pipeline::OpInfo *info = pipeline::findOp(op.toStdString());
+    if (selected.size() != 1 || !info || info->maxInputs == 0)
+        return addStage(op, placementPoint());
+    const QString from = selected.first();
+    QStringList next;
+    for (const PipelineEdge &e : document->project().edges)
+        if (QString::fromStdString(e.from) == from)
+            next << QString::fromStdString(e.to);
+    const double step = NodeItem::kWidth + 60;
+    const QPointF at = document->position(from) + QPointF(step, 0);
+    document->undoStack()->beginMacro(tr("Insert %1 after %2").arg(op, from));
+    if (next.size() == 1) // between the stage and its next one: the rest moves right
+        shiftDownstream(next.first(), step);
+    const QString id = document->addNode(op, {}, at);
+    std::optional<QString> refused = document->connectNodes(from, id);
+    if (!refused && next.size() == 1) {
+        document->disconnectNodes(from, next.first());
+        if (auto spliced = document->connectNodes(id, next.first())) {
+            refused = spliced;
+            document->connectNodes(from, next.first()); // the stage after keeps its input
+        }
+    }
+    document->undoStack()->endMacro();
+    if (refused)
+        Q_EMIT statusMessage(tr("Not connected: %1").arg(*refused));
+    m_scene->selectNodes({id});
+    return id;
+}
+
+void PipelineView::offerStagesFor(const QString &from, QPointF scenePos, QPoint screenPos)
+{
+    delete m_linkMenu;
+    m_linkMenu = new QMenu(this);
+    m_linkMenu->setObjectName(QStringLiteral("linkMenu"));
+    m_linkMenu->setAttribute(Qt::WA_DeleteOnClose);
+    QString group;
+    for (const pipeline::OpInfo &op : pipeline::allOps()) {
+        if (op.maxInputs == 0)
+            continue; // a source takes no input
+        if (QString::fromStdString(op.group) != group) {
+            group = QString::fromStdString(op.group);
+            m_linkMenu->addSection(group);
+        }
+        QAction *add = m_linkMenu->addAction(QString::fromStdString(op.name));
+        add->setToolTip(QString::fromStdString(op.summary));
+        connect(add, &QAction::triggered, this, [this, from, scenePos, name = add->text()] { addConnectedStage(from, name, scenePos); });
+    }
+    m_linkMenu->popup(screenPos);
+}
+
+QMenu *PipelineView::linkMenu() const { return m_linkMenu; }
 
 QStringList PipelineView::addSourcesFromFiles(const QStringList &paths, QPointF scenePos)
 {

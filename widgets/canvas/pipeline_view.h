@@ -7,8 +7,10 @@
 // Threading: GUI thread only.
 
 #include <QGraphicsView>
+#include <QPointer>
 #include <QStringList>
 
+class QMenu;
 class QMimeData;
 
 namespace sluice::widgets {
@@ -28,6 +30,8 @@ public:
     QPointF placementPoint();
     // What an empty canvas says about how to start; empty once it holds a stage.
     QString emptyHint() const;
+    // The menu of stages that take an input, open after a link was let go on empty canvas.
+    QMenu *linkMenu() const;
 
 public Q_SLOTS:
     void zoomIn();
@@ -36,6 +40,13 @@ public Q_SLOTS:
     void fitAll();
     // Adds the op at `scenePos` (or the placement point) as an undoable edit; selects it.
     QString addStage(const QString &op, QPointF scenePos);
+    // Adds `op` after the one selected stage, connected, as KNIME does: between that stage and
+    // its only next one when it has one (the stages after it move right to make room). Without
+    // exactly one selected stage, or for a source op, it is added as addStage() at the placement
+    // point. One undoable step; the new stage is selected.
+    QString insertAfterSelection(const QString &op);
+    // Adds `op` at `scenePos` fed by `from`, as one undoable step.
+    QString addConnectedStage(const QString &from, const QString &op, QPointF scenePos);
     QStringList addSourcesFromFiles(const QStringList &paths, QPointF scenePos);
 
 Q_SIGNALS:
@@ -57,6 +68,11 @@ protected:
 private:
     void scaleBy(double factor);
     bool acceptsDrop(const QMimeData *mime) const;
+    void offerStagesFor(const QString &from, QPointF scenePos, QPoint screenPos);
+    // Moves `first` and every stage after it right by `dx` (part of the caller's undo step).
+    void shiftDownstream(const QString &first, double dx);
+
+    QPointer<QMenu> m_linkMenu;
 
     PipelineScene *m_scene;
     bool m_panning = false;
