@@ -42,12 +42,13 @@ for name in "${which[@]}"; do
       gen "${SLUICE_EXAMPLE_DATA:-$data/classic}" regression --size "${SLUICE_EXAMPLE_SIZE:-512M}" --seed 1 \
         --feature x:256 --feature meta:8:float16 --target y:4 --target score:scalar:float64 ;;
     regression)
-      # projects/regression.sluice: two inputs, two regression targets, 200k rows (36 MB).
-      gen "$data/regression" regression --rows "$(rows 200000)" --seed 1 \
+      # projects/regression.sluice: two inputs, two regression targets, 2M rows (360 MB): about 10 s
+      # of training on 2 cores, long enough to watch in the workbench.
+      gen "$data/regression" regression --rows "$(rows 2000000)" --seed 1 \
         --feature x:32 --feature meta:8 --target y:4 --target score:scalar ;;
     imbalanced)
-      # projects/imbalanced-classifier.sluice: 3 classes, 90% of the rows in class 0.
-      gen "$data/imbalanced" classification --rows "$(rows 60000)" --seed 2 --feature x:20 --target label:3 --imbalance 0.9 ;;
+      # projects/imbalanced-classifier.sluice: 3 classes, 90% of the rows in class 0; 1.5M rows (132 MB).
+      gen "$data/imbalanced" classification --rows "$(rows 1500000)" --seed 2 --feature x:20 --target label:3 --imbalance 0.9 ;;
     sensors)
       # projects/sensor-autoencoder.sluice: 24-step windows of 4 channels, 2% anomalous.
       gen "$data/sensors" sensors --rows "$(rows 20000)" --seed 3 --timesteps 24 --channels 4 --anomalies 0.02 --noise 0.05 ;;

@@ -105,6 +105,16 @@ private Q_SLOTS:
         snap.stages[1].async = true;
         snap.stages[1].parallelism = 2;
         QVERIFY(!changeFor("m", K::Compute)); // already the whole budget
+        // A value AUTOTUNE sets is never advice to raise by hand.
+        snap.threads = 4;
+        snap.stages[1].parallelism = 1;
+        QVERIFY(changeFor("m", K::Compute)); // set by hand to 1: raise it
+        snap.stages[1].tunesParallelism = true;
+        snap.stages[1].tuned["num_parallel_calls"] = 1;
+        QVERIFY(!changeFor("m", K::Compute));
+        snap.stages[3].tuned["buffer_size"] = 2;
+        QVERIFY(!changeFor("pf", K::Buffer));
+        snap.threads = 2;
         // The change applies to a copy.
         const Project changed = pipeline::withChange(*p, pipeline::AdviceChange{"pf", "buffer_size", 2, 8});
         QCOMPARE(changed.findNode("pf")->params["buffer_size"].get<int>(), 8);

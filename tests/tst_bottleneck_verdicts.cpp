@@ -258,6 +258,37 @@ private Q_SLOTS:
         QCOMPARE(v.kind, pipeline::BottleneckKind::Gil);
         QVERIFY2(contains(v.reason, "vectorise"), v.reason.c_str());
 
+        snap.stages[1].pythonSeconds = snap.stages[1].gilWaitSeconds = 0;
+
+        // A busiest stage mostly idle is no bottleneck: nothing is tagged, no advice is offered.
+        snap.stages[0].utilisation = 0.05;
+        snap.stages[1].utilisation = 0.13;
+        v = pipeline::judgeBottleneck(snap);
+        QCOMPARE(v.kind, pipeline::BottleneckKind::NoStage);
+        QVERIFY(v.node.empty());
+        QVERIFY2(contains(v.reason, "the busiest, m, 13%") && contains(v.reason, "will not help"), v.reason.c_str());
+        QCOMPARE(pipeline::bottleneckKindName(v.kind), std::string("no_stage"));
+        snap.stages[0].utilisation = 0.2;
+        snap.stages[1].utilisation = 0.7;
+
+        // AUTOTUNE sets the map's calls: its reason says so and never asks to raise them.
+        snap.stages[1].tunesParallelism = true;
+        snap.stages[1].tuned["num_parallel_calls"] = 1;
+        v = pipeline::judgeBottleneck(snap);
+        QCOMPARE(v.node, std::string("m"));
+        QVERIFY2(contains(v.reason, "AUTOTUNE runs it on 1 of the 2 threads") && !contains(v.reason, "more num_parallel_calls"),
+                 v.reason.c_str());
+        snap.stages[1].tunesParallelism = false;
+        snap.stages[1].tuned.clear();
+
+        // Confidence: a verdict on too short a run, or on too few elements, says so.
+        QVERIFY(pipeline::judgeBottleneck(snap).lowConfidence); // 1 s so far
+        snap.elapsedSeconds = pipeline::kConfidentSeconds;
+        snap.cpuSeconds = 1.5 * pipeline::kConfidentSeconds;
+        QVERIFY(!pipeline::judgeBottleneck(snap).lowConfidence);
+        snap.elements = pipeline::kConfidentElements - 1;
+        QVERIFY(pipeline::judgeBottleneck(snap).lowConfidence);
+
         // Nothing ran: no verdict.
         pipeline::PipelineSnapshot idle;
         idle.stages = {stage("src", "range", 0)};

@@ -3,6 +3,7 @@
 // opening broken and newer project files changes nothing; running an example project until the
 // charts hold data and the run is kept in runs/<time>/; pause, resume and stop; recovering
 // autosaved work after a crash; themes and the remembered dock layout.
+#include "bridge/run_session.h"
 #include "canvas/node_item.h"
 #include "canvas/pipeline_scene.h"
 #include "canvas/pipeline_view.h"
@@ -24,6 +25,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QDockWidget>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QLineEdit>
 #include <QListWidget>
@@ -334,6 +336,34 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(window.hasFinishedRun(), 20000);
         QVERIFY(!window.lastRunOk());
         QVERIFY(window.action("run")->isEnabled());
+    }
+
+    // The status bar says how sure the verdict is, and a stage is tagged only when it is the
+    // bottleneck: statistics as the run bridge delivers them (PipelineSnapshot::toJson()).
+    void verdictsSayTheirConfidence()
+    {
+        const QString file = writeProject("verdicts.sluice", projectText(chain({op("src", "range", {{"stop", 100}}), op("b", "batch", {{"batch_size", 4}})})));
+        gui::MainWindow window;
+        window.show();
+        QVERIFY(window.openProject(file));
+        const quint64 run = window.runSession()->runId();
+        auto stats = [&](const QString &bottleneck, const QString &kind, const QString &confidence) {
+            QJsonObject stage{{"id", "b"}, {"op", "batch"}, {"utilisation", 0.9}};
+            Q_EMIT window.runSession()->pipelineStats(run, QJsonObject{{"bottleneck", bottleneck},
+                                                                       {"bottleneck_kind", kind},
+                                                                       {"bottleneck_reason", "figures"},
+                                                                       {"verdict_confidence", confidence},
+                                                                       {"stages", QJsonArray{stage}}});
+        };
+        stats("b", "compute", "low");
+        QVERIFY2(window.inputBoundText().contains("bottleneck: b (low confidence)"), qPrintable(window.inputBoundText()));
+        QVERIFY(window.scene()->node("b")->isBottleneck());
+        stats("b", "compute", "ok");
+        QVERIFY2(window.inputBoundText().contains("bottleneck: b") && !window.inputBoundText().contains("low confidence"),
+                 qPrintable(window.inputBoundText()));
+        stats("", "no_stage", "ok"); // no stage busy enough: none tagged
+        QVERIFY2(window.inputBoundText().contains("no single bottleneck"), qPrintable(window.inputBoundText()));
+        QVERIFY(!window.scene()->node("b")->isBottleneck());
     }
 
     void previewShowsWhatAStageEmits()

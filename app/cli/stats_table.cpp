@@ -59,8 +59,13 @@ std::string statsTable(const pipeline::PipelineSnapshot &s)
     }
     out += formatText("\n%s elements in %.2f s (%s elements/s) on %d thread%s\n", countText(double(s.elements)).c_str(), s.elapsedSeconds,
                   countText(s.elementsPerSecond).c_str(), s.threads, s.threads == 1 ? "" : "s");
-    if (!s.bottleneck.empty())
-        out += "bottleneck: " + s.bottleneck + " [" + s.bottleneckKind + "] (" + s.bottleneckReason + ")\n";
+    if (!s.bottleneck.empty() || !s.bottleneckKind.empty())
+        out += "bottleneck: " + (s.bottleneck.empty() ? std::string("none") : s.bottleneck) + " [" + s.bottleneckKind + "] (" +
+               s.bottleneckReason + ")" +
+               (s.verdictLowConfidence ? formatText(" -- low confidence: judged on %.1f s and %s elements", s.elapsedSeconds,
+                                                    countText(double(s.elements)).c_str())
+                                       : std::string()) +
+               "\n";
     if (s.consumerAttached)
         out += formatText("input-bound: %.1f%% of step time, %s\n", 100 * s.inputBoundShare, pipeline::inputBoundName(s.inputBound));
     return out;

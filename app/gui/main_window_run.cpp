@@ -172,8 +172,15 @@ void MainWindow::onPipelineStats(quint64 runId, const QJsonObject &snapshot)
         text = tr("Input: %1 (%2% of step time waiting)")
                    .arg(snapshot.value(QStringLiteral("input_bound")).toString())
                    .arg(snapshot.value(QStringLiteral("input_bound_share")).toDouble() * 100, 0, 'f', 1);
-    if (!bottleneck.isEmpty())
-        text += (text.isEmpty() ? QString() : QStringLiteral(" · ")) + tr("bottleneck: %1").arg(bottleneck);
+    const QString kind = snapshot.value(QStringLiteral("bottleneck_kind")).toString();
+    QString verdict = !bottleneck.isEmpty() ? tr("bottleneck: %1").arg(bottleneck)
+                      : kind == QLatin1String("no_stage") ? tr("no single bottleneck")
+                                                          : QString();
+    // Too short a run so far for the verdict to mean much: said, not hidden.
+    if (!verdict.isEmpty() && snapshot.value(QStringLiteral("verdict_confidence")).toString() == QLatin1String("low"))
+        verdict += tr(" (low confidence)");
+    if (!verdict.isEmpty())
+        text += (text.isEmpty() ? QString() : QStringLiteral(" · ")) + verdict;
     m_inputBoundLabel->setText(text);
     m_inputBoundLabel->setToolTip(snapshot.value(QStringLiteral("bottleneck_reason")).toString());
     rememberAdvice(snapshot);

@@ -70,7 +70,11 @@ std::optional<AdviceChange> adviceChange(const BottleneckVerdict &verdict, const
     const PipelineNode *node = project.findNode(verdict.node);
     if (!stage || !node)
         return std::nullopt;
-    auto change = [&](const std::string &param, nlohmann::json to) {
+    // A value AUTOTUNE sets is never advice to raise by hand: the tuner's reason says why it is
+    // where it is.
+    auto change = [&](const std::string &param, nlohmann::json to) -> std::optional<AdviceChange> {
+        if (stage->tuned.count(param) || (param == "num_parallel_calls" && stage->tunesParallelism))
+            return std::nullopt;
         return AdviceChange{verdict.node, param, valueOf(project, verdict.node, param), std::move(to)};
     };
     if (verdict.kind == BottleneckKind::Buffer) {

@@ -49,8 +49,10 @@ std::optional<BottleneckVerdict> bufferVerdict(const PipelineSnapshot &snap)
             return BottleneckVerdict{
                 st.id, BottleneckKind::Buffer,
                 formatText("its buffer of %d was full %.0f%% of the time (its input waited) and empty %.0f%% (its consumer waited): "
-                       "their speeds vary more than it holds; a larger buffer_size (or AUTOTUNE) evens them out",
-                       st.queueCapacity, 100 * full, 100 * empty)};
+                       "their speeds vary more than it holds; %s",
+                       st.queueCapacity, 100 * full, 100 * empty,
+                       st.tuned.count("buffer_size") ? "AUTOTUNE is growing it (see its tuned value's reason)"
+                                                     : "a larger buffer_size (or AUTOTUNE) evens them out")};
     }
     return std::nullopt;
 }
@@ -100,7 +102,12 @@ BottleneckVerdict stageVerdict(const StageSnapshot &st, const PipelineSnapshot &
                     "% of it waiting for storage";
     } else if (st.storage && !st.async) {
         v.reason += "; copying rows out of the mapping (in the page cache) on the fused batch's tasks";
-    } else if (st.tunesParallelism || (st.async && st.parallelism > 0 && st.op != "prefetch")) {
+    } else if (st.tunesParallelism) {
+        // AUTOTUNE sets num_parallel_calls: raising it by hand is not advice; the budget is.
+        v.reason += st.parallelism >= snap.threads
+                        ? "; AUTOTUNE gives it the whole CPU budget (--threads): more threads, where there are cores, would help"
+                        : formatText("; AUTOTUNE runs it on %d of the %d threads (see its tuned value's reason)", st.parallelism, snap.threads);
+    } else if (st.async && st.parallelism > 0 && st.op != "prefetch") {
         v.reason += st.parallelism >= snap.threads ? "; it uses the whole CPU budget (--threads)" : "; more num_parallel_calls would help";
     } else if (!st.async && st.concurrency > 0 && st.concurrency >= snap.threads) {
         v.reason += "; it runs in the parallel interleave's slots and uses the whole CPU budget (--threads)";
@@ -129,11 +136,14 @@ const char *bottleneckKindName(BottleneckKind kind)
     case BottleneckKind::Buffer: return "buffer";
     case BottleneckKind::Contention: return "cpu_contention";
     case BottleneckKind::Consumer: return "consumer";
+    case BottleneckKind::NoStage: return "no_stage";
     }
     return "";
 }
 
-BottleneckVerdict judgeBottleneck(const PipelineSnapshot &snap)
+namespace {
+
+BottleneckVerdict judge(const PipelineSnapshot &snap)
 {
     const StageSnapshot *busiest = nullptr;
     for (const StageSnapshot &st : snap.stages)
@@ -153,7 +163,24 @@ BottleneckVerdict judgeBottleneck(const PipelineSnapshot &snap)
         return *contention;
     if (auto buffer = bufferVerdict(snap))
         return *buffer;
+    // A stage mostly idle is not what holds the pipeline back, whatever its rank.
+    if (busiestVerdict.kind == BottleneckKind::Compute && busiest->utilisation < kBottleneckBusyShare)
+        return {"", BottleneckKind::NoStage,
+                formatText("no stage was busy %.0f%% of the time or more (the busiest, %s, %.0f%%): none holds the pipeline back "
+                           "alone, and more threads or num_parallel_calls will not help; the time goes to handing elements between "
+                           "stages and to the consumer, where larger elements (a larger batch) help",
+                           100 * kBottleneckBusyShare, busiest->id.c_str(), 100 * busiest->utilisation)};
     return busiestVerdict;
+}
+
+} // namespace
+
+BottleneckVerdict judgeBottleneck(const PipelineSnapshot &snap)
+{
+    BottleneckVerdict verdict = judge(snap);
+    verdict.lowConfidence = verdict.kind != BottleneckKind::None &&
+                            (snap.elapsedSeconds < kConfidentSeconds || snap.elements < kConfidentElements);
+    return verdict;
 }
 
 } // namespace sluice::pipeline

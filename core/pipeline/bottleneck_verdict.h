@@ -20,15 +20,25 @@ enum class BottleneckKind {
     Buffer,      // a buffer too small to even out its producer's and consumer's speeds, or still filling
     Contention,  // the pipeline's work waits for a core: too many threads, or another process
     Consumer,    // not input-bound: the consumer (the training step) is the limit
+    NoStage,     // no stage busy enough to be the limit: the time goes between stages
 };
-// "compute", "storage", "gil", "buffer", "cpu_contention", "consumer"; "" for None.
+// "compute", "storage", "gil", "buffer", "cpu_contention", "consumer", "no_stage"; "" for None.
 const char *bottleneckKindName(BottleneckKind kind);
+
+// A stage is named the bottleneck for its own work (compute) only when it was busy at least this
+// share of the time on its threads; below it no stage is tagged (NoStage).
+constexpr double kBottleneckBusyShare = 0.5;
+// Below this much of a run, or this many elements, the verdict is given with low confidence:
+// the tuner, the page cache and the buffers have not settled yet.
+constexpr double kConfidentSeconds = 2.0;
+constexpr std::uint64_t kConfidentElements = 20;
 
 struct BottleneckVerdict
 {
-    std::string node;   // a node id; "consumer"; "pipeline" (contention); empty for None
+    std::string node;   // a node id; "consumer"; "pipeline" (contention); empty for None and NoStage
     BottleneckKind kind = BottleneckKind::None;
     std::string reason; // the figures that show it, then the advice
+    bool lowConfidence = false; // judged on fewer seconds or elements than kConfident*
 };
 
 BottleneckVerdict judgeBottleneck(const PipelineSnapshot &snapshot);

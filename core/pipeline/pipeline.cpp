@@ -306,6 +306,7 @@ PipelineSnapshot Pipeline::Impl::snapshot() const
     snap.bottleneck = verdict.node;
     snap.bottleneckKind = bottleneckKindName(verdict.kind);
     snap.bottleneckReason = verdict.reason;
+    snap.verdictLowConfidence = verdict.lowConfidence;
     if (auto change = adviceChange(verdict, snap, project))
         snap.adviceChange = change->toJson();
     return snap;

@@ -164,6 +164,7 @@ nlohmann::json PipelineSnapshot::toJson() const
                      {"bottleneck", bottleneck},
                      {"bottleneck_kind", bottleneckKind},
                      {"bottleneck_reason", bottleneckReason},
+                     {"verdict_confidence", verdictLowConfidence ? "low" : "ok"},
                      {"advice_change", adviceChange},
                      {"threads", threads},
                      {"cores", cores},

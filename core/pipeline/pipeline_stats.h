@@ -94,6 +94,7 @@ struct PipelineSnapshot
     std::string bottleneck;            // a node id, "consumer", "pipeline" (CPU contention), or empty when nothing ran
     std::string bottleneckKind;        // bottleneckKindName(): "compute", "storage", "gil", "buffer", "cpu_contention", "consumer"
     std::string bottleneckReason;
+    bool verdictLowConfidence = false; // judged on too short a run (BottleneckVerdict::lowConfidence)
     // The one parameter change the verdict's advice names, which `--try-advice` and the
     // workbench's Try Advice measure (AdviceChange::toJson()); null when the advice needs other
     // data, storage, code or hardware.
