@@ -3,6 +3,7 @@
 // message, AUTOTUNE, seeds, features, the builder's errors, reset to default.
 #include "inspector/callable_editor.h"
 #include "inspector/choice_editors.h"
+#include "inspector/feature_table_editor.h"
 #include "inspector/json_dialog.h"
 #include "inspector/number_editor.h"
 #include "inspector/param_editor.h"
@@ -22,6 +23,7 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QSignalSpy>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QToolButton>
 #include <QtTest>
@@ -123,7 +125,7 @@ private Q_SLOTS:
             {"bool", "BoolEditor"}, {"dtype", "ChoiceEditor"}, {"feature", "ChoiceEditor"}, {"feature|list", "MultiChoiceEditor"},
             {"string", "LineEditor"}, {"path", "PathEditor"}, {"path|glob|list", "PathEditor"}, {"list", "LineEditor"},
             {"object", "LineEditor"}, {"object|list", "LineEditor"}, {"shape", "LineEditor"}, {"number|list|adapt", "LineEditor"},
-            {"callable", "CallableEditor"}};
+            {"callable", "CallableEditor"}, {"features", "FeatureTableEditor"}};
         for (const auto &op : pipeline::allOps())
             for (const auto &p : op.params) {
                 const ParamSpec s = toSpec(p);
@@ -138,7 +140,9 @@ private Q_SLOTS:
     {
         ParameterInspector inspector;
         inspector.showNode("arrays", "from_npy", object(R"({"features": {"x": "data/x.npy", "y": ["a.npy", "b.npy"]}})"), {}, {});
-        QCOMPARE(editorOf<LineEditor>(inspector, "features")->lineEdit()->text(), QString(R"({"x":"data/x.npy","y":["a.npy","b.npy"]})"));
+        QTableWidget *features = editorOf<FeatureTableEditor>(inspector, "features")->table();
+        QCOMPARE(features->item(0, 1)->text(), QString("data/x.npy"));
+        QCOMPARE(features->item(1, 1)->text(), QString("a.npy; b.npy"));
         inspector.showNode("b", "batch", {}, kFeatures, {});
         QCOMPARE(editorOf<NumberEditor>(inspector, "batch_size")->field()->textEdit()->placeholderText(), QString("required"));
         QCOMPARE(editorOf<NumberEditor>(inspector, "num_parallel_calls")->field()->textEdit()->placeholderText(), QString("AUTOTUNE"));
@@ -251,7 +255,7 @@ private Q_SLOTS:
         QVERIFY(size->field()->styleSheet().isEmpty());
 
         // Checked as typed, before any Enter.
-        inspector.showNode("a", "from_npy", {}, {}, {});
+        inspector.showNode("a", "from_tfrecord", object(R"({"path": "a.tfrecord"})"), {}, {});
         QLineEdit *features = editorOf<LineEditor>(inspector, "features")->lineEdit();
         features->setFocus();
         QTest::keyClicks(features, R"({"x": )");
@@ -468,7 +472,7 @@ private Q_SLOTS:
     void objectsOpenAMultiLineEditor()
     {
         ParameterInspector inspector;
-        inspector.showNode("a", "from_npy", object(R"({"features": {"x": "x.npy"}})"), {}, {});
+        inspector.showNode("a", "from_tfrecord", object(R"({"path": "a.tfrecord", "features": {"x": "x.npy"}})"), {}, {});
         LineEditor *features = editorOf<LineEditor>(inspector, "features");
         QVERIFY(features->jsonButton());
         QVERIFY(!editorOf<LineEditor>(inspector, "features")->lineEdit()->text().contains('\n'));

@@ -17,6 +17,8 @@
 #include "inspector/param_form.h"
 #include "inspector/parameter_inspector.h"
 #include "preview/preview_panel.h"
+#include "profile/profile_panel.h"
+#include "profile/profile_table_model.h"
 #include "support/pipeline_test_support.h"
 #include "support/test_support.h"
 
@@ -364,6 +366,7 @@ private Q_SLOTS:
         stats("", "no_stage", "ok"); // no stage busy enough: none tagged
         QVERIFY2(window.inputBoundText().contains("no single bottleneck"), qPrintable(window.inputBoundText()));
         QVERIFY(!window.scene()->node("b")->isBottleneck());
+        QCOMPARE(window.profilePanel()->model()->rowCount(), 1); // the Profile dock's table too
     }
 
     void previewShowsWhatAStageEmits()

@@ -72,7 +72,7 @@ private Q_SLOTS:
         QCOMPARE(window.size(), room);
 
         const QRect inside(QPoint(0, 0), window.size());
-        const QStringList docks{"paletteDock", "inspectorDock", "modelDock", "chartsDock", "consoleDock", "previewDock"};
+        const QStringList docks{"paletteDock", "inspectorDock", "modelDock", "chartsDock", "profileDock", "consoleDock", "previewDock"};
         for (const QString &name : docks) {
             auto *dock = window.findChild<QDockWidget *>(name);
             QVERIFY2(dock, qPrintable(name));

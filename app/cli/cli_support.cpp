@@ -75,19 +75,6 @@ std::optional<std::uint64_t> parseByteSize(const QString &option, const QString 
     return std::uint64_t(v * scale);
 }
 
-std::string humanBytes(double bytes)
-{
-    const char *units[] = {"B", "KB", "MB", "GB", "TB"};
-    int u = 0;
-    while (bytes >= 1000 && u < 4) {
-        bytes /= 1000;
-        ++u;
-    }
-    char buf[32];
-    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.2f %s", bytes, units[u]);
-    return buf;
-}
 
-std::string humanRate(double bytesPerSecond) { return humanBytes(bytesPerSecond) + "/s"; }
 
 } // namespace sluice::cli

@@ -3,6 +3,7 @@
 // "sluice: <what>: <why>", and parsing of option values with messages that name the option.
 
 #include "io/error.h"
+#include "io/text_format.h"
 
 #include <QCommandLineParser>
 #include <QString>
@@ -31,7 +32,7 @@ std::optional<double> parseSeconds(const QString &option, const QString &text);
 std::optional<std::uint64_t> parseByteSize(const QString &option, const QString &text);
 
 // "1.23 GB/s"-style human figures (1000-based, as bandwidth is usually quoted).
-std::string humanBytes(double bytes);
-std::string humanRate(double bytesPerSecond);
+using sluice::humanBytes; // io/text_format.h: shared with the workbench's Profile dock
+using sluice::humanRate;
 
 } // namespace sluice::cli

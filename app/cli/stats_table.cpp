@@ -7,14 +7,6 @@
 
 namespace sluice::cli {
 
-std::string countText(double v)
-{
-    if (v >= 1e9) return formatText("%.2fG", v / 1e9);
-    if (v >= 1e6) return formatText("%.2fM", v / 1e6);
-    if (v >= 1e4) return formatText("%.1fk", v / 1e3);
-    return formatText("%.0f", v);
-}
-
 namespace {
 
 // The line under a mapped source: how its rows reached memory.

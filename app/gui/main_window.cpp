@@ -12,6 +12,7 @@
 #include "pipeline/host_ops.h"
 #include "pipeline/op_registry.h"
 #include "preview/preview_panel.h"
+#include "profile/profile_panel.h"
 #include "stage_palette_filter.h"
 #include "stage_palette_model.h"
 #include "telemetry/cpu_usage.h"
@@ -222,7 +223,10 @@ void MainWindow::buildDocks()
     m_consoleDock = dock(QStringLiteral("consoleDock"), tr("Console"), m_console, Qt::BottomDockWidgetArea);
     m_preview = new widgets::PreviewPanel(this);
     m_previewDock = dock(QStringLiteral("previewDock"), tr("Preview"), m_preview, Qt::BottomDockWidgetArea);
-    tabifyDockWidget(m_chartsDock, m_consoleDock);
+    m_profile = new widgets::ProfilePanel(this);
+    m_profileDock = dock(QStringLiteral("profileDock"), tr("Profile"), m_profile, Qt::BottomDockWidgetArea);
+    tabifyDockWidget(m_chartsDock, m_profileDock);
+    tabifyDockWidget(m_profileDock, m_consoleDock);
     tabifyDockWidget(m_consoleDock, m_previewDock);
     m_chartsDock->raise();
 
@@ -271,6 +275,7 @@ void MainWindow::setDocument(std::unique_ptr<widgets::ProjectDocument> document)
     m_inspector->showNothing();
     // Runs belong to their project: nothing of the previous one's stays on screen.
     m_charts->reset();
+    m_profile->clear();
     m_inputBoundLabel->clear();
     m_runLabel->setText(tr("Idle"));
     m_lastRunFolder.clear();

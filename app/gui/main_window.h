@@ -43,6 +43,7 @@ class ParameterInspector;
 class PipelineScene;
 class PipelineView;
 class PreviewPanel;
+class ProfilePanel;
 class ProjectDocument;
 class RunConsole;
 class StagePaletteFilter;
@@ -89,6 +90,7 @@ public:
     widgets::ParameterInspector *inspector() const { return m_inspector; }
     widgets::ModelPanel *modelPanel() const { return m_modelPanel; }
     widgets::PreviewPanel *previewPanel() const { return m_preview; }
+    widgets::ProfilePanel *profilePanel() const { return m_profile; }
     bridge::RunSession *runSession() const { return m_session; }
     WelcomePage *welcomePage() const { return m_welcome; }
     QAction *action(const QString &name) const; // by objectName ("run", "save", …)
@@ -183,9 +185,11 @@ private:
     widgets::ChartsPanel *m_charts = nullptr;
     widgets::RunConsole *m_console = nullptr;
     widgets::PreviewPanel *m_preview = nullptr;
+    widgets::ProfilePanel *m_profile = nullptr;
     QUndoView *m_history = nullptr;
     QDockWidget *m_paletteDock = nullptr, *m_inspectorDock = nullptr, *m_modelDock = nullptr, *m_chartsDock = nullptr,
-                *m_consoleDock = nullptr, *m_previewDock = nullptr, *m_historyDock = nullptr;
+                *m_consoleDock = nullptr, *m_previewDock = nullptr, *m_historyDock = nullptr,
+                *m_profileDock = nullptr;
 
     QLabel *m_runLabel = nullptr;
     QLabel *m_inputBoundLabel = nullptr;

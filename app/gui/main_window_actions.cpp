@@ -178,7 +178,7 @@ void MainWindow::createMenus()
     for (const char *name : {"zoomIn", "zoomOut", "fit", "arrange"})
         m_viewMenu->addAction(action(QString::fromLatin1(name)));
     m_viewMenu->addSeparator();
-    for (QDockWidget *d : {m_paletteDock, m_inspectorDock, m_modelDock, m_chartsDock, m_consoleDock, m_previewDock, m_historyDock})
+    for (QDockWidget *d : {m_paletteDock, m_inspectorDock, m_modelDock, m_chartsDock, m_profileDock, m_consoleDock, m_previewDock, m_historyDock})
         m_viewMenu->addAction(d->toggleViewAction());
     m_viewMenu->addSeparator();
     QMenu *themes = m_viewMenu->addMenu(tr("&Theme"));

@@ -12,6 +12,7 @@
 #include "inspector/parameter_inspector.h"
 #include "model/model_panel.h"
 #include "preview/preview_panel.h"
+#include "profile/profile_panel.h"
 #include "telemetry/cpu_usage.h"
 #include "telemetry/nvml_telemetry.h"
 
@@ -88,6 +89,7 @@ void MainWindow::startRun()
     const QString label = QFileInfo(m_lastRunFolder).fileName();
     m_charts->beginRun(m_session->runId(), label);
     m_charts->setCurrentRunFolder(m_lastRunFolder);
+    m_profile->clear();
     m_console->appendLog(widgets::LogLevel::Info,
                          tr("%1 started; kept in %2").arg(training ? tr("Training") : tr("Pipeline profile"), QDir::toNativeSeparators(m_lastRunFolder)));
     if (m_scene)
@@ -164,6 +166,7 @@ void MainWindow::onPipelineStats(quint64 runId, const QJsonObject &snapshot)
     if (runId != m_session->runId())
         return;
     m_charts->addPipelineStats(runId, snapshot);
+    m_profile->addSnapshot(snapshot);
     if (m_scene)
         m_scene->setStats(snapshot);
     const QString bottleneck = snapshot.value(QStringLiteral("bottleneck")).toString();

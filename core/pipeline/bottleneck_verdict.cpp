@@ -163,8 +163,10 @@ BottleneckVerdict judge(const PipelineSnapshot &snap)
         return *contention;
     if (auto buffer = bufferVerdict(snap))
         return *buffer;
-    // A stage mostly idle is not what holds the pipeline back, whatever its rank.
-    if (busiestVerdict.kind == BottleneckKind::Compute && busiest->utilisation < kBottleneckBusyShare)
+    // A stage mostly idle is not what holds the pipeline back, whatever its rank; except a
+    // source reading from storage, whose busy share understates the reads it keeps in flight.
+    const bool readsStorage = busiest->storage && readsFromStorage(*busiest->storage);
+    if (busiestVerdict.kind == BottleneckKind::Compute && busiest->utilisation < kBottleneckBusyShare && !readsStorage)
         return {"", BottleneckKind::NoStage,
                 formatText("no stage was busy %.0f%% of the time or more (the busiest, %s, %.0f%%): none holds the pipeline back "
                            "alone, and more threads or num_parallel_calls will not help; the time goes to handing elements between "

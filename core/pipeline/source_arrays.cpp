@@ -325,7 +325,7 @@ void registerSourceOps(std::vector<OpInfo> &ops)
     ops.push_back({"from_npy", "sources",
                    "Rows of .npy files, memory-mapped: one file (or list / glob of files) per feature, all with the same "
                    "number of rows. tf.data: Dataset.from_tensor_slices over np.load(mmap_mode='r').",
-                   {{"features", "object", "", "feature name → .npy path, list of paths or glob pattern (relative to the project)", true}},
+                   {{"features", "features", "", "feature name → .npy path, list of paths or glob pattern (relative to the project)", true}},
                    0, 0, buildFromNpy});
     ops.push_back({"from_npz", "sources",
                    "Arrays of .npz archives as features (stored members mapped, deflated ones inflated). tf.data: "

@@ -79,6 +79,7 @@ struct Trainer::Impl
     std::int64_t step = 0;
     Totals train, held; // held: validation split batches
     Clock::time_point lastStepEvent{}, lastStatsEvent{};
+    Clock::time_point runStart = Clock::now(); // step events' "time_s": the charts line steps up with time
 
     explicit Impl(Project p); // both in trainer.cpp, where TrainingArena is complete
 

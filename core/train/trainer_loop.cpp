@@ -117,6 +117,7 @@ void Trainer::Impl::reportProgress(int epoch, std::int64_t batchInEpoch, double 
               {"batch_loss", batchLoss},
               {"learning_rate", lr},
               {"samples_per_s", elapsed > 0 ? epochRows / elapsed : 0.0},
+              {"time_s", secondsSince(runStart)},
               {"cardinality", pipeline->cardinality()}});
     }
     if (std::chrono::duration<double>(now - lastStatsEvent).count() >= options.statsEventInterval) {

@@ -14,6 +14,7 @@
 #include <QSignalBlocker>
 #include <QSplitter>
 #include <QVBoxLayout>
+#include <QtNumeric>
 
 namespace sluice::widgets {
 
@@ -79,6 +80,8 @@ ChartsPanel::ChartsPanel(QWidget *parent) : QWidget(parent), m_live(std::make_un
     layout->addWidget(m_splitter, 1);
 
     connect(m_metricCombo, &QComboBox::textActivated, this, [this](const QString &metric) { m_loss->setMetric(metric); });
+    for (ChartView *chart : {static_cast<ChartView *>(m_throughput), static_cast<ChartView *>(m_loss), static_cast<ChartView *>(m_devices)})
+        connect(chart, &ChartView::cursorMoved, this, [this, chart](double x) { showCursorAt(chart, x); });
     setSources();
 }
 
@@ -274,6 +277,19 @@ void ChartsPanel::updateTitle()
     if (!m_overlays.empty())
         text += tr(" — past runs overlaid: %1").arg(m_overlays.size());
     m_title->setText(text);
+}
+
+void ChartsPanel::showCursorAt(const ChartView *from, double x)
+{
+    // Seconds since the run started: the throughput and device charts' x; the loss chart's is
+    // the step.
+    const double seconds = from == m_loss ? m_live->timeAtStep(x) : x;
+    if (from != m_throughput)
+        m_throughput->setCursorX(seconds);
+    if (from != m_devices)
+        m_devices->setCursorX(seconds);
+    if (from != m_loss)
+        m_loss->setCursorX(qIsNaN(seconds) ? seconds : m_live->stepAtTime(seconds));
 }
 
 void ChartsPanel::setOrientation(Qt::Orientation orientation) { m_splitter->setOrientation(orientation); }

@@ -26,6 +26,7 @@ class QSplitter;
 
 namespace sluice::widgets {
 
+class ChartView;
 class DeviceChart;
 class LossChart;
 class RunRecord;
@@ -80,6 +81,10 @@ public:
 
     // Side by side (a wide bottom dock) or stacked (a tall side dock).
     void setOrientation(Qt::Orientation orientation);
+
+    // One time cursor for the three charts: the mouse over one places it on the others at the
+    // same moment of the run (steps map to seconds through the step events' time).
+    void showCursorAt(const ChartView *from, double x);
 
     ThroughputChart *throughputChart() const { return m_throughput; }
     LossChart *lossChart() const { return m_loss; }

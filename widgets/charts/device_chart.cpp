@@ -11,9 +11,9 @@ DeviceChart::DeviceChart(QWidget *parent) : ChartView(parent)
     QCPAxisRect *top = axisRect(0);
     top->axis(QCPAxis::atLeft)->setLabel(tr("utilisation (%)"));
     top->axis(QCPAxis::atLeft)->setRange(0, 105);
-    top->insetLayout()->setInsetAlignment(0, Qt::AlignLeft | Qt::AlignTop);
 
     m_memoryRect = new QCPAxisRect(this);
+    plotLayout()->insertRow(1); // between the utilisation and the legend's row
     plotLayout()->addElement(1, 0, m_memoryRect);
     m_memoryRect->axis(QCPAxis::atLeft)->setLabel(tr("memory (GiB)"));
     m_memoryRect->axis(QCPAxis::atBottom)->setLabel(tr("time (s)"));
@@ -87,6 +87,7 @@ void DeviceChart::showMemory(bool shown)
         return;
     m_memoryRect->setVisible(shown); // out of the layout it would still draw where it was
     if (shown) {
+        plotLayout()->insertRow(1);
         plotLayout()->addElement(1, 0, m_memoryRect);
         axisRect(0)->axis(QCPAxis::atBottom)->setLabel(QString());
     } else {

@@ -8,7 +8,6 @@ LossChart::LossChart(QWidget *parent) : ChartView(parent)
 {
     xAxis->setLabel(tr("step"));
     yAxis->setLabel(m_metric);
-    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignRight | Qt::AlignTop);
 }
 
 void LossChart::setMetric(const QString &metric)

@@ -1,6 +1,7 @@
 #include "charts/run_record.h"
 
 #include <QJsonArray>
+#include <QtNumeric>
 
 #include <algorithm>
 
@@ -32,6 +33,8 @@ void RunRecord::clear()
     m_lastCounts.clear();
     m_timeOffset = 0;
     m_lastElapsed = -1;
+    m_snapshotInterval = 0;
+    m_stepTimes.clear();
 }
 
 void RunRecord::noteMetric(const QString &key)
@@ -61,6 +64,11 @@ RunRecord::Changes RunRecord::addEvent(const QJsonObject &event)
         if (!event.value(QLatin1String("step")).isDouble())
             return None;
         const double step = event.value(QLatin1String("step")).toDouble();
+        if (const QJsonValue t = event.value(QLatin1String("time_s")); t.isDouble()) {
+            while (!m_stepTimes.isEmpty() && m_stepTimes.last().y() >= step)
+                m_stepTimes.removeLast(); // a resumed run repeats steps: the repeat counts
+            m_stepTimes.append(QPointF(t.toDouble(), step));
+        }
         for (const char *name : {"loss", "batch_loss", "learning_rate", "samples_per_s"}) {
             const QJsonValue v = event.value(QLatin1String(name));
             if (!v.isDouble())
@@ -120,8 +128,20 @@ RunRecord::Changes RunRecord::addSnapshot(const QJsonObject &snapshot)
         m_timeOffset += m_lastElapsed;
         m_lastCounts.clear();
     }
-    m_lastElapsed = elapsed;
     const double x = m_timeOffset + elapsed;
+    if (m_lastElapsed > 0 && elapsed > m_lastElapsed) {
+        const double interval = elapsed - m_lastElapsed;
+        if (m_snapshotInterval > 0 && interval > std::max(gapSeconds, gapIntervals * m_snapshotInterval)) {
+            // No snapshot for a while (paused): a NaN point breaks every throughput line there.
+            const double lastX = m_timeOffset + m_lastElapsed;
+            for (const QString &key : m_series.keys())
+                if (key.startsWith(QLatin1String("stage:")) || key == QLatin1String("throughput:samples"))
+                    m_series.append(key, lastX + 1e-6, qQNaN());
+        } else {
+            m_snapshotInterval = m_snapshotInterval > 0 ? std::min(m_snapshotInterval, interval) : interval;
+        }
+    }
+    m_lastElapsed = elapsed;
 
     auto rate = [&](const QString &key, double elements, double averageRate) {
         const auto last = m_lastCounts.constFind(key);
@@ -163,6 +183,32 @@ RunRecord::Changes RunRecord::addSnapshot(const QJsonObject &snapshot)
     m_series.append(QStringLiteral("throughput:samples"), x, rate(QString(), sourceElements, sourceAverage));
     return Throughput;
 }
+
+namespace {
+
+// y at x on the polyline of (x, y) points sorted by x; NaN when empty; held flat past its ends.
+double interpolate(const QList<QPointF> &points, double x, bool byY)
+{
+    if (points.isEmpty())
+        return qQNaN();
+    const auto key = [byY](const QPointF &p) { return byY ? p.y() : p.x(); };
+    const auto value = [byY](const QPointF &p) { return byY ? p.x() : p.y(); };
+    if (x <= key(points.first()))
+        return value(points.first());
+    for (int i = 1; i < points.size(); ++i)
+        if (x <= key(points[i])) {
+            const double span = key(points[i]) - key(points[i - 1]);
+            const double f = span > 0 ? (x - key(points[i - 1])) / span : 1.0;
+            return value(points[i - 1]) + f * (value(points[i]) - value(points[i - 1]));
+        }
+    return value(points.last());
+}
+
+} // namespace
+
+double RunRecord::stepAtTime(double seconds) const { return interpolate(m_stepTimes, seconds, false); }
+
+double RunRecord::timeAtStep(double step) const { return interpolate(m_stepTimes, step, true); }
 
 void RunRecord::addGpuSample(const QJsonObject &event)
 {

@@ -16,6 +16,7 @@
 #include "charts/series_store.h"
 
 #include <QJsonObject>
+#include <QPointF>
 #include <QMap>
 #include <QString>
 #include <QStringList>
@@ -52,6 +53,18 @@ public:
     QString gpuName(int index) const { return m_gpuNames.value(index); }
     int cpuCores() const { return m_cpuCores; } // 0 until a "cpu" event
 
+    // The charts' shared time cursor: steps (the loss chart's x) and seconds since the run
+    // started (the other charts' x), from the step events' "time_s", interpolated between them;
+    // NaN before the first such event.
+    double stepAtTime(double seconds) const;
+    double timeAtStep(double step) const;
+
+    // A stretch this long without a statistics snapshot (a paused run) breaks the throughput
+    // lines instead of joining its ends with a slope: at least this many seconds, and this many
+    // times the usual interval between snapshots.
+    static constexpr double gapSeconds = 3.0;
+    static constexpr double gapIntervals = 4.0;
+
     void clear();
 
 private:
@@ -78,6 +91,8 @@ private:
     QMap<QString, Count> m_lastCounts; // by stage id; "" for the sources together
     double m_timeOffset = 0;           // added to elapsed_s after a restart (a resumed run)
     double m_lastElapsed = -1;
+    double m_snapshotInterval = 0;     // the shortest interval between snapshots seen
+    QList<QPointF> m_stepTimes;        // (seconds, step) of step events, in order
 };
 
 Q_DECLARE_OPERATORS_FOR_FLAGS(RunRecord::Changes)

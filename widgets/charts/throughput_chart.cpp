@@ -15,7 +15,6 @@ ThroughputChart::ThroughputChart(QWidget *parent) : ChartView(parent)
     yAxis->setNumberPrecision(0);
     yAxis->setRange(1, 1e4);
     legend->setVisible(true);
-    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignLeft | Qt::AlignBottom);
 }
 
 QString ThroughputChart::stageLineName(const QString &id, const QString &op)

@@ -3,6 +3,7 @@
 
 #include "inspector/callable_editor.h"
 #include "inspector/choice_editors.h"
+#include "inspector/feature_table_editor.h"
 #include "inspector/number_editor.h"
 #include "inspector/text_editors.h"
 
@@ -60,6 +61,8 @@ ParamEditor *createParamEditor(const ParamSpec &spec, const ParamContext &contex
         editor = new CallableEditor(spec, context, parent);
     else if (t == QLatin1String("string"))
         editor = new LineEditor(spec, parent);
+    else if (t == QLatin1String("features"))
+        editor = new FeatureTableEditor(spec, context, parent);
     else if (t == QLatin1String("readonly"))
         editor = new ReadOnlyEditor(spec, parent);
     else

@@ -196,7 +196,7 @@ ParsedValue parseParamText(const ParamSpec &spec, const QString &text)
     ParsedValue p = parseJson(trimmed);
     if (!p.ok())
         return p;
-    if (type == QLatin1String("object") && !p.value.isObject())
+    if ((type == QLatin1String("object") || type == QLatin1String("features")) && !p.value.isObject())
         return {QJsonValue::Undefined, tr("expected a JSON object {\"key\": value, …}")};
     if (type == QLatin1String("object|list") && !p.value.isObject() && !p.value.isArray())
         return {QJsonValue::Undefined, tr("expected a JSON object or a list")};
