@@ -3,16 +3,26 @@
 # display (Xvfb) on an example project, runs it, and saves the window when the run has ended.
 #
 #   scripts/screenshot.sh [PROJECT] [OUT.png]
+#   scripts/screenshot.sh --all     # the README's four: 1280x800 and 1600x1000, light and dark
 #
 # Defaults: projects/regression.sluice (its small example data is written first when missing)
-# and docs/images/workbench.png. Environment: SLUICE (the executable; default build/bin/sluice),
+# and docs/images/workbench-<size>-<theme>.png. Environment: SLUICE (the executable; default build/bin/sluice),
 # SLUICE_SCREENSHOT_THEME (light or dark; default light), SLUICE_SCREENSHOT_SIZE (WxH).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if [ "${1:-}" = "--all" ]; then
+  for size in 1280x800 1600x1000; do
+    for theme in light dark; do
+      SLUICE_SCREENSHOT_SIZE=$size SLUICE_SCREENSHOT_THEME=$theme \
+        bash "$0" "$root/projects/regression.sluice" "$root/docs/images/workbench-$size-$theme.png"
+    done
+  done
+  exit 0
+fi
 project="${1:-$root/projects/regression.sluice}"
-out="${2:-$root/docs/images/workbench.png}"
 sluice="${SLUICE:-$root/build/bin/sluice}"
 size="${SLUICE_SCREENSHOT_SIZE:-1600x1000}"
+out="${2:-$root/docs/images/workbench-$size-${SLUICE_SCREENSHOT_THEME:-light}.png}"
 
 command -v xvfb-run >/dev/null || { echo "screenshot.sh: xvfb-run is missing (scripts/setup-debian.sh installs xvfb)" >&2; exit 2; }
 [ -x "$sluice" ] || { echo "screenshot.sh: $sluice is not built (scripts/build.sh release)" >&2; exit 2; }

@@ -120,7 +120,7 @@ private Q_SLOTS:
         QStringList expected{"bin/sluice", "share/applications/sluice.desktop", "share/mime/packages/sluice.xml",
                              "share/icons/hicolor/scalable/apps/sluice.svg", "share/man/man1/sluice.1.gz",
                              "share/sluice/projects/README.md", "share/sluice/docs/getting-started.md",
-                             "share/sluice/docs/images/workbench.png"};
+                             "share/sluice/docs/images/workbench-1280x800-light.png"};
         for (int size : {16, 22, 24, 32, 48, 64, 128, 256})
             expected << QStringLiteral("share/icons/hicolor/%1x%1/apps/sluice.png").arg(size);
         for (const QString &file : expected)

@@ -30,7 +30,8 @@ private Q_SLOTS:
         QCOMPARE(QDir(gui::UserGuide::docsFolder()).canonicalPath(), QDir(QString::fromUtf8(SLUICE_SOURCE_DIR) + "/docs").canonicalPath());
         gui::MainWindow window;
         window.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        window.activateWindow(); // shortcuts go to the active window
+        QVERIFY(QTest::qWaitForWindowActive(&window));
         QCOMPARE(window.userGuide(), nullptr);
         QTest::keyClick(&window, Qt::Key_F1);
         gui::UserGuide *guide = window.userGuide();

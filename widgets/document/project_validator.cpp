@@ -2,6 +2,7 @@
 
 #include "pipeline/host_ops.h"
 #include "pipeline/pipeline.h"
+#include "train/model.h"
 
 #include <QMetaObject>
 #include <QRegularExpression>
@@ -63,6 +64,13 @@ ProjectCheck checkProject(const Project &project)
             stage.functionParam = QString::fromStdString(function->param);
             stage.functionDoc = QString::fromStdString(function->doc);
             stage.functionFile = QString::fromStdString(function->file);
+        }
+        // The model binds to the pipeline's output: build it against that stage's elements.
+        if (const auto output = project.outputNode(); output && *output == id && project.model.is_object()) {
+            if (auto model = train::Model::build(project.model, (*built)->elementSpec()))
+                check.modelSummary = QString::fromStdString((*model)->summary());
+            else
+                check.modelError = QString::fromStdString(model.error().message());
         }
     }
     return check;

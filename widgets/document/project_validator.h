@@ -36,6 +36,11 @@ struct ProjectCheck
 {
     quint64 generation = 0;
     QMap<QString, StageCheck> stages; // by node id
+    // The model, built against the pipeline's output on every check (as stages are): core's
+    // message when it does not build ("model: layers[0] (r): …"), else its Keras-style summary.
+    // Both empty without a model, or while the pipeline's output does not build.
+    QString modelError;
+    QString modelSummary;
 };
 
 // The check itself, synchronous (the worker calls it; tests may too).

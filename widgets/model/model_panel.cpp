@@ -11,7 +11,9 @@
 
 #include <QGroupBox>
 #include <QJsonArray>
+#include <QFontDatabase>
 #include <QLabel>
+#include <QPlainTextEdit>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QVBoxLayout>
@@ -37,7 +39,7 @@ QWidget *boxed(const QString &title, QWidget *content)
 ModelPanel::ModelPanel(QWidget *parent)
     : QWidget(parent), m_tabs(new QTabWidget), m_modelError(new QLabel), m_inputs(new ObjectListEditor(behaviours::inputs(&m_features, &m_shapes))),
       m_layers(new ObjectListEditor(behaviours::layers(&m_model))), m_outputs(new ObjectListEditor(behaviours::outputs(&m_model, &m_features))),
-      m_training(new TrainingEditor)
+      m_training(new TrainingEditor), m_summary(new QPlainTextEdit)
 {
     auto *splitter = new QSplitter(Qt::Vertical);
     splitter->addWidget(boxed(tr("Inputs"), m_inputs));
@@ -54,6 +56,12 @@ ModelPanel::ModelPanel(QWidget *parent)
     modelLayout->addWidget(splitter, 1);
     m_tabs->addTab(modelPage, tr("Model"));
     m_tabs->addTab(m_training, tr("Training"));
+    m_summary->setObjectName(QStringLiteral("modelSummary"));
+    m_summary->setReadOnly(true);
+    m_summary->setLineWrapMode(QPlainTextEdit::NoWrap);
+    m_summary->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_summary->setPlaceholderText(tr("The model's summary appears once it builds against the pipeline's output."));
+    m_tabs->addTab(m_summary, tr("Summary"));
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_tabs);
@@ -87,6 +95,12 @@ void ModelPanel::setFeatureShapes(const QMap<QString, QString> &shapeByFeature)
 void ModelPanel::setBatchSize(int globalBatchSize)
 {
     m_training->setBatchSize(globalBatchSize);
+}
+
+void ModelPanel::setSummary(const QString &summary)
+{
+    if (m_summary->toPlainText() != summary)
+        m_summary->setPlainText(summary);
 }
 
 void ModelPanel::showError(const QString &what, const QString &reason)

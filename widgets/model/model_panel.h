@@ -14,6 +14,7 @@
 #include <QWidget>
 
 class QLabel;
+class QPlainTextEdit;
 class QTabWidget;
 
 namespace sluice::widgets {
@@ -38,6 +39,10 @@ public:
     // "model: layers[2] (joined)" or "training.epochs", and the reason): shown in a banner and,
     // where it can be placed, next to the editor concerned. An empty `reason` clears it.
     void showError(const QString &what, const QString &reason);
+    // The model's Keras-style summary (layer, class, output shape, parameters) from the last check
+    // that built it; empty: none yet (shown as such).
+    void setSummary(const QString &summary);
+    QPlainTextEdit *summaryView() const { return m_summary; }
 
     QJsonObject model() const { return m_model; }
     QTabWidget *tabs() const { return m_tabs; }
@@ -68,6 +73,7 @@ private:
     ObjectListEditor *m_layers;
     ObjectListEditor *m_outputs;
     TrainingEditor *m_training;
+    QPlainTextEdit *m_summary;
 };
 
 } // namespace sluice::widgets
