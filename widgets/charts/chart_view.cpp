@@ -45,6 +45,13 @@ ChartView::ChartView(QWidget *parent) : QCustomPlot(parent)
     connect(mainRect()->axis(QCPAxis::atBottom), qOverload<const QCPRange &>(&QCPAxis::rangeChanged), this, &ChartView::keepWithinData);
 }
 
+ChartView::~ChartView()
+{
+    // A collapsed legend is out of the plot's layout, which frees only what it holds.
+    if (!m_legendShown)
+        m_legendRow->addElement(0, 0, legend);
+}
+
 std::optional<QCPRange> ChartView::dataKeyRange() const
 {
     std::optional<QCPRange> range;

@@ -41,6 +41,7 @@ class ChartView : public QCustomPlot
     Q_OBJECT
 public:
     explicit ChartView(QWidget *parent = nullptr);
+    ~ChartView() override;
 
     // The live run's record and the overlays; the chart reads them on every update and never
     // owns them (ChartsPanel does). Rebuilds the lines.

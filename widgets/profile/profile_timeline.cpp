@@ -39,11 +39,10 @@ void ProfileTimeline::addSnapshot(const QJsonObject &snapshot)
 {
     const double t = snapshot.value(QLatin1String("elapsed_s")).toDouble();
     const QJsonArray stages = snapshot.value(QLatin1String("stages")).toArray();
-    if (t <= m_lastTime) // the same snapshot again, or a pipeline started over: a new timeline
-        if (t < m_lastTime)
-            clear();
     if (t == m_lastTime)
-        return;
+        return; // the same snapshot again
+    if (t < m_lastTime)
+        clear(); // a pipeline that started over: a new timeline
     QList<StageTotals> now;
     QStringList ids;
     for (const QJsonValue &v : stages) {
