@@ -5,6 +5,7 @@
 #include "inspector/feature_table_editor.h"
 #include "inspector/parameter_inspector.h"
 #include "inspector/param_form.h"
+#include "support/table_input.h"
 #include "support/test_support.h"
 
 #include <QApplication>
@@ -21,27 +22,11 @@
 #include <QtTest>
 
 using namespace sluice::widgets;
+using sluice::test::typeIntoCell;
 
 namespace {
 
 QJsonObject object(const char *json) { return QJsonDocument::fromJson(json).object(); }
-
-// Types `text` into a table cell as a user does: select it, F2 to edit, type, Enter.
-void typeIntoCell(QTableWidget *table, int row, int column, const QString &text)
-{
-    table->setFocus();
-    table->setCurrentCell(row, column);
-    QTest::keyClick(table, Qt::Key_F2);
-    QLineEdit *editor = nullptr;
-    for (QLineEdit *e : table->findChildren<QLineEdit *>())
-        if (e->isVisible())
-            editor = e;
-    QVERIFY(editor);
-    editor->selectAll();
-    QTest::keyClicks(editor, text);
-    QTest::keyClick(editor, Qt::Key_Return);
-    QCoreApplication::processEvents(); // the delegate commits the edit from a queued call
-}
 
 } // namespace
 

@@ -125,7 +125,8 @@ private Q_SLOTS:
             {"bool", "BoolEditor"}, {"dtype", "ChoiceEditor"}, {"feature", "ChoiceEditor"}, {"feature|list", "MultiChoiceEditor"},
             {"string", "LineEditor"}, {"path", "PathEditor"}, {"path|glob|list", "PathEditor"}, {"list", "LineEditor"},
             {"object", "LineEditor"}, {"object|list", "LineEditor"}, {"shape", "LineEditor"}, {"number|list|adapt", "LineEditor"},
-            {"callable", "CallableEditor"}, {"features", "FeatureTableEditor"}};
+            {"callable", "CallableEditor"}, {"features", "FeatureTableEditor"}, {"feature_spec", "TfRecordSpecEditor"},
+            {"columns", "CsvColumnsEditor"}, {"members", "NpzMembersEditor"}};
         for (const auto &op : pipeline::allOps())
             for (const auto &p : op.params) {
                 const ParamSpec s = toSpec(p);
@@ -196,8 +197,8 @@ private Q_SLOTS:
         QCOMPARE(spy[3][2].value<QJsonValue>(), QJsonValue(";"));
         typeInto(editorOf<PathEditor>(inspector, "filenames")->lineEdit(), "a.csv; b/*.csv");
         QCOMPARE(spy[4][2].value<QJsonValue>(), QJsonValue(QJsonArray{"a.csv", "b/*.csv"}));
-        typeInto(editorOf<LineEditor>(inspector, "columns")->lineEdit(), R"({"a": "float32"})");
-        QCOMPARE(spy[5][2].value<QJsonValue>(), QJsonValue(object(R"({"a": "float32"})")));
+        typeInto(editorOf<LineEditor>(inspector, "column_defaults")->lineEdit(), R"({"a": 0})");
+        QCOMPARE(spy[5][2].value<QJsonValue>(), QJsonValue(object(R"({"a": 0})")));
 
         inspector.showNode("b", "batch", {}, kFeatures, {});
         QTest::mouseClick(editorOf<BoolEditor>(inspector, "drop_remainder")->checkBox(), Qt::LeftButton);
@@ -255,20 +256,20 @@ private Q_SLOTS:
         QVERIFY(size->field()->styleSheet().isEmpty());
 
         // Checked as typed, before any Enter.
-        inspector.showNode("a", "from_tfrecord", object(R"({"path": "a.tfrecord"})"), {}, {});
-        QLineEdit *features = editorOf<LineEditor>(inspector, "features")->lineEdit();
-        features->setFocus();
-        QTest::keyClicks(features, R"({"x": )");
-        QVERIFY(inspector.form()->messageLabel("features")->text().contains("not valid JSON"));
-        QTest::keyClick(features, Qt::Key_Return);
+        inspector.showNode("a", "from_csv", object(R"({"filenames": "a.csv"})"), {}, {});
+        QLineEdit *defaults = editorOf<LineEditor>(inspector, "column_defaults")->lineEdit();
+        defaults->setFocus();
+        QTest::keyClicks(defaults, R"({"x": )");
+        QVERIFY(inspector.form()->messageLabel("column_defaults")->text().contains("not valid JSON"));
+        QTest::keyClick(defaults, Qt::Key_Return);
         QCOMPARE(spy.size(), 1);
-        QTest::keyClicks(features, R"("x.npy"})");
-        QVERIFY(inspector.form()->messageLabel("features")->text().isEmpty());
-        QTest::keyClicks(features, "]");
-        QTest::keyClick(features, Qt::Key_Return);
+        QTest::keyClicks(defaults, R"(0})");
+        QVERIFY(inspector.form()->messageLabel("column_defaults")->text().isEmpty());
+        QTest::keyClicks(defaults, "]");
+        QTest::keyClick(defaults, Qt::Key_Return);
         QCOMPARE(spy.size(), 1);
-        typeInto(features, "[1, 2]");
-        QCOMPARE(inspector.form()->messageLabel("features")->text(), QString(R"(expected a JSON object {"key": value, …})"));
+        typeInto(defaults, "[1, 2]");
+        QCOMPARE(inspector.form()->messageLabel("column_defaults")->text(), QString(R"(expected a JSON object {"key": value, …})"));
         QCOMPARE(spy.size(), 1);
 
         inspector.showNode("d", "map", object(R"({"function": "gaussian_noise"})"), kFeatures, {});
@@ -472,19 +473,19 @@ private Q_SLOTS:
     void objectsOpenAMultiLineEditor()
     {
         ParameterInspector inspector;
-        inspector.showNode("a", "from_tfrecord", object(R"({"path": "a.tfrecord", "features": {"x": "x.npy"}})"), {}, {});
-        LineEditor *features = editorOf<LineEditor>(inspector, "features");
-        QVERIFY(features->jsonButton());
-        QVERIFY(!editorOf<LineEditor>(inspector, "features")->lineEdit()->text().contains('\n'));
-        JsonDialog dialog(features->spec(), features->value(), nullptr);
+        inspector.showNode("a", "from_csv", object(R"({"filenames": "a.csv", "column_defaults": {"x": 0}})"), {}, {});
+        LineEditor *defaults = editorOf<LineEditor>(inspector, "column_defaults");
+        QVERIFY(defaults->jsonButton());
+        QVERIFY(!defaults->lineEdit()->text().contains('\n'));
+        JsonDialog dialog(defaults->spec(), defaults->value(), nullptr);
         QVERIFY(dialog.textEdit()->toPlainText().contains("\n")); // indented, one key a line
         QPushButton *ok = dialog.findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok);
         QVERIFY(ok->isEnabled());
         dialog.textEdit()->setPlainText("{\"x\": ");
         QVERIFY(!ok->isEnabled());
-        dialog.textEdit()->setPlainText("{\n  \"x\": \"x.npy\",\n  \"y\": \"y.npy\"\n}");
+        dialog.textEdit()->setPlainText("{\n  \"x\": 0,\n  \"y\": \"none\"\n}");
         QVERIFY(ok->isEnabled());
-        QCOMPARE(dialog.value(), QJsonValue(object(R"({"x": "x.npy", "y": "y.npy"})")));
+        QCOMPARE(dialog.value(), QJsonValue(object(R"({"x": 0, "y": "none"})")));
         // Lists and scalars keep their one-line editor.
         inspector.showNode("r", "map", object(R"({"function": "reshape"})"), kFeatures, {});
         QVERIFY(!editorOf<LineEditor>(inspector, "shape")->jsonButton());

@@ -218,6 +218,23 @@ private Q_SLOTS:
         QVERIFY(m_scene->node("from_npy")->toolTip().contains("images: float32 (3,)"));
     }
 
+    void aDroppedCsvFileReadsItsColumns()
+    {
+        writeFile(m_dir.filePath("sensors.tsv").toStdString(), "t\tvalue\tsite\n1\t0.5\tnorth\n2\t0.25\tsouth\n");
+        auto *files = new QMimeData;
+        files->setUrls({QUrl::fromLocalFile(m_dir.filePath("sensors.tsv"))});
+        QVERIFY(drop(*m_view, files, at(QPointF(50, 50))));
+        delete files;
+        QCOMPARE(m_doc->nodeIds(), QStringList({"from_csv"}));
+        const auto &params = m_doc->project().findNode("from_csv")->params;
+        QCOMPARE(params["columns"], nlohmann::json::parse(R"({"t": "int64", "value": "float32", "site": "string"})"));
+        QCOMPARE(params["field_delim"].get<std::string>(), std::string("\t"));
+        // It builds as dropped: the columns are the file's.
+        m_scene->setCheck(checkProject(m_doc->project()));
+        QCOMPARE(m_scene->node("from_csv")->error(), QString());
+        QVERIFY(m_scene->node("from_csv")->toolTip().contains("site: string"));
+    }
+
     void validationErrorsAppearOnTheStageThatHasThem()
     {
         const QString src = m_view->addStage("range", {0, 0});

@@ -22,7 +22,9 @@ class Params;
 struct ParamInfo
 {
     std::string name;
-    std::string type;         // "int", "int|AUTOTUNE", "number", "bool", "string", "path|glob|list", "enum:a|b", …
+    std::string type;         // "int", "int|AUTOTUNE", "number", "bool", "string", "path|glob|list", "enum:a|b", …;
+                              // a source's spec: "features" (from_npy), "feature_spec" (from_tfrecord),
+                              // "columns" (from_csv), "members" (from_npz), each with a table of its own
     std::string defaultValue; // as written in a project file; empty when there is none (required, or optional: see doc)
     std::string doc;          // for an optional parameter without a default, also what leaving it out means
     // Every node of the op must set it (the build fails naming it otherwise). False for a

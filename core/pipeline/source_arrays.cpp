@@ -331,7 +331,7 @@ void registerSourceOps(std::vector<OpInfo> &ops)
                    "Arrays of .npz archives as features (stored members mapped, deflated ones inflated). tf.data: "
                    "from_tensor_slices(dict(np.load(path))).",
                    {{"path", "path|glob|list", "", ".npz archive(s); several are read one after another", true},
-                    {"members", "list", "all", "the arrays to use as features, by name"}},
+                    {"members", "members", "all", "the arrays to use as features, by name"}},
                    0, 0, buildFromNpz});
     ops.push_back({"range", "sources", "Integers start, start+step, … below stop, as tf.data.Dataset.range.",
                    {{"start", "int", "0", "first value"},

@@ -341,7 +341,7 @@ void registerCsvSource(std::vector<OpInfo> &ops)
                    "Rows of CSV files of any size, selected columns as scalar features (tf.data.experimental.CsvDataset / "
                    "make_csv_dataset).",
                    {{"filenames", "path|glob|list", "", "CSV files, read one after another", true},
-                    {"columns", "object|list", "", "column name → dtype (float32, float64, int32, int64, string), or names (float32)", true},
+                    {"columns", "columns", "", "column name → dtype (float32, float64, int32, int64, string), or names (float32)", true},
                     {"header", "bool", "true", "the first row names the columns"},
                     {"field_delim", "string", ",", "field delimiter"},
                     {"na_value", "string", "", "a field equal to this counts as missing (absent: only empty fields are missing)"},

@@ -187,7 +187,7 @@ void registerTfRecordSource(std::vector<OpInfo> &ops)
                    "tf.io.parse_single_example with FixedLenFeature). Every record's CRC-32C is verified.",
                    {{"filenames", "path|glob|list", "", "TFRecord files, read one after another", true},
                     {"compression_type", "enum:|GZIP", "", "\"\" (none) or \"GZIP\" (absent: none)"},
-                    {"features", "object", "", "name → {dtype: float32|int64|string, shape: [...], default_value}", true}},
+                    {"features", "feature_spec", "", "name → {dtype: float32|int64|string, shape: [...], default_value}", true}},
                    0, 0, buildFromTfRecord});
 }
 

@@ -1,5 +1,6 @@
 #include "canvas/source_from_files.h"
 
+#include "document/source_specs.h"
 #include "io/array_report.h"
 
 #include <QDir>
@@ -35,30 +36,16 @@ QString relativeTo(const QString &folder, const QString &path)
     return relative.startsWith(QLatin1String("..")) ? absolute : relative;
 }
 
-// The from_tfrecord feature spec of one file: dtype, and the shape when every record has the
-// same number of values (FixedLenFeature); a scalar when that number is one.
-QJsonObject tfRecordSpec(const QString &path, QStringList &problems)
+// What a dropped file's source reads, from the file itself (one pass over it): the TFRecord
+// feature spec or the CSV columns. A file that cannot be read is named in `problems`.
+nlohmann::json reportOf(const QString &path, QStringList &problems)
 {
     auto report = inspectFile(path.toStdString(), InspectOptions{});
     if (!report) {
         problems << QString::fromStdString(report.error().message());
-        return {};
+        return nlohmann::json::object();
     }
-    QJsonObject spec;
-    for (const auto &[name, f] : (*report)["features"].items()) {
-        const int lo = f.value("min_length", 0), hi = f.value("max_length", 0);
-        if (lo != hi) {
-            problems << QStringLiteral("%1: feature \"%2\" has %3 to %4 values per record; only fixed-length features are read")
-                            .arg(path, QString::fromStdString(name))
-                            .arg(lo)
-                            .arg(hi);
-            continue;
-        }
-        QJsonObject entry{{QStringLiteral("dtype"), QString::fromStdString(f.value("dtype", std::string("float32")))}};
-        entry[QStringLiteral("shape")] = lo == 1 ? QJsonArray() : QJsonArray{lo};
-        spec[QString::fromStdString(name)] = entry;
-    }
-    return spec;
+    return *report;
 }
 
 } // namespace
@@ -70,7 +57,7 @@ DroppedFiles sourcesFromFiles(const QStringList &paths, const QString &projectFo
     DroppedFiles out;
     QJsonObject npyFeatures;
     QJsonArray tfrecords, csvs;
-    QStringList tfrecordPaths;
+    QStringList tfrecordPaths, csvPaths;
     for (const QString &path : paths) {
         const QString relative = relativeTo(projectFolder, path);
         switch (kindOf(path)) {
@@ -90,6 +77,7 @@ DroppedFiles sourcesFromFiles(const QStringList &paths, const QString &projectFo
             break;
         case Kind::Csv:
             csvs.append(relative);
+            csvPaths << path;
             break;
         case Kind::Other:
             out.problems << QStringLiteral("%1: not a data file Sluice reads (.npy, .npz, TFRecord, CSV)").arg(path);
@@ -100,13 +88,19 @@ DroppedFiles sourcesFromFiles(const QStringList &paths, const QString &projectFo
         out.sources.insert(out.sources.begin(), {QStringLiteral("from_npy"), QJsonObject{{QStringLiteral("features"), npyFeatures}}});
     if (!tfrecords.isEmpty()) {
         QJsonObject params{{QStringLiteral("filenames"), tfrecords.size() == 1 ? tfrecords.at(0) : QJsonValue(tfrecords)},
-                           {QStringLiteral("features"), tfRecordSpec(tfrecordPaths.front(), out.problems)}};
+                           {QStringLiteral("features"), tfRecordSpecFromReport(reportOf(tfrecordPaths.front(), out.problems), out.problems)}};
         if (tfrecordPaths.front().endsWith(QLatin1String(".gz"), Qt::CaseInsensitive))
             params[QStringLiteral("compression_type")] = QStringLiteral("GZIP");
         out.sources.push_back({QStringLiteral("from_tfrecord"), params});
     }
-    if (!csvs.isEmpty())
-        out.sources.push_back({QStringLiteral("from_csv"), QJsonObject{{QStringLiteral("filenames"), csvs.size() == 1 ? csvs.at(0) : QJsonValue(csvs)}}});
+    if (!csvs.isEmpty()) {
+        QJsonObject params{{QStringLiteral("filenames"), csvs.size() == 1 ? csvs.at(0) : QJsonValue(csvs)}};
+        if (const QJsonObject columns = csvColumnsFromReport(reportOf(csvPaths.front(), out.problems)); !columns.isEmpty())
+            params[QStringLiteral("columns")] = columns;
+        if (csvPaths.front().endsWith(QLatin1String(".tsv"), Qt::CaseInsensitive))
+            params[QStringLiteral("field_delim")] = QStringLiteral("\t");
+        out.sources.push_back({QStringLiteral("from_csv"), params});
+    }
     return out;
 }
 

@@ -2,7 +2,8 @@
 // What a drop of data files from the file manager becomes: source stages with those files as
 // features. .npy files together make one from_npy (feature = file name without extension),
 // each .npz a from_npz, TFRecord files one from_tfrecord whose feature spec is read from the
-// records (fixed-length features as tf.train.Example stores them), CSV files one from_csv.
+// records (fixed-length features as tf.train.Example stores them), CSV files one from_csv whose
+// columns and dtypes are read from the first file.
 // Paths inside the project's folder are written relative to it, as a user would.
 
 #include <QJsonObject>

@@ -5,6 +5,7 @@
 #include "inspector/choice_editors.h"
 #include "inspector/feature_table_editor.h"
 #include "inspector/number_editor.h"
+#include "inspector/source_spec_editors.h"
 #include "inspector/text_editors.h"
 
 namespace sluice::widgets {
@@ -63,6 +64,12 @@ ParamEditor *createParamEditor(const ParamSpec &spec, const ParamContext &contex
         editor = new LineEditor(spec, parent);
     else if (t == QLatin1String("features"))
         editor = new FeatureTableEditor(spec, context, parent);
+    else if (t == QLatin1String("feature_spec"))
+        editor = new TfRecordSpecEditor(spec, context, parent);
+    else if (t == QLatin1String("columns"))
+        editor = new CsvColumnsEditor(spec, context, parent);
+    else if (t == QLatin1String("members"))
+        editor = new NpzMembersEditor(spec, context, parent);
     else if (t == QLatin1String("readonly"))
         editor = new ReadOnlyEditor(spec, parent);
     else

@@ -8,6 +8,7 @@
 
 #include "inspector/param_spec.h"
 
+#include <QJsonObject>
 #include <QJsonValue>
 #include <QWidget>
 
@@ -28,6 +29,9 @@ public:
     QString problem() const { return m_problem; }
     // The widget that takes the typing or the click: tooltips, focus and tests go there.
     virtual QWidget *inputWidget() const = 0;
+    // All parameters of the node or item, for an editor that reads another one (a source's spec
+    // table reads the files its path parameter names). Never emits.
+    virtual void setNodeValues(const QJsonObject &values) { Q_UNUSED(values); }
 
 Q_SIGNALS:
     void committed(const QJsonValue &value); // Undefined: remove the parameter

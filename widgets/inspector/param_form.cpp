@@ -89,6 +89,7 @@ void ParamForm::setValues(const QJsonObject &values)
 {
     m_values = values;
     for (Row &r : m_rows) {
+        r.editor->setNodeValues(values);
         const QJsonValue v = values.value(r.spec.name);
         if (v != r.editor->value() || !r.editor->problem().isEmpty())
             r.editor->setValue(v);

@@ -185,7 +185,7 @@ ParsedValue parseParamText(const ParamSpec &spec, const QString &text)
             return {QJsonValue::Undefined, tr("only one dimension may be -1")};
         return {withIntegers(dims), {}};
     }
-    if (type == QLatin1String("list")) {
+    if (type == QLatin1String("list") || type == QLatin1String("members")) {
         ParsedValue p = parseJson(trimmed);
         if (p.ok() && p.value.isArray())
             return {withIntegers(p.value.toArray()), {}};
@@ -196,9 +196,9 @@ ParsedValue parseParamText(const ParamSpec &spec, const QString &text)
     ParsedValue p = parseJson(trimmed);
     if (!p.ok())
         return p;
-    if ((type == QLatin1String("object") || type == QLatin1String("features")) && !p.value.isObject())
+    if ((type == QLatin1String("object") || type == QLatin1String("features") || type == QLatin1String("feature_spec")) && !p.value.isObject())
         return {QJsonValue::Undefined, tr("expected a JSON object {\"key\": value, …}")};
-    if (type == QLatin1String("object|list") && !p.value.isObject() && !p.value.isArray())
+    if ((type == QLatin1String("object|list") || type == QLatin1String("columns")) && !p.value.isObject() && !p.value.isArray())
         return {QJsonValue::Undefined, tr("expected a JSON object or a list")};
     return p;
 }
