@@ -1,6 +1,15 @@
 // The model is checked on every edit, as the stages are: a layer edit that breaks a shape marks
 // that layer at once (in red, with core's message) without running anything, Ctrl+Z clears it,
-// and a model that builds shows its Keras-style summary (output shapes, parameter counts).
+// and a model that builds shows its Keras-style summary (output shapes, parameter counts). The
+// model is drawn on the canvas below the pipeline: a card per input, layer and output, with
+// shapes and parameter counts, wired as the model is and fed from the pipeline's output stage;
+// the broken layer's card is marked and cleared with the panel; a double-click on a card opens
+// that layer in the model panel.
+#include "canvas/model_card_item.h"
+#include "canvas/model_graph_items.h"
+#include "canvas/node_item.h"
+#include "canvas/pipeline_scene.h"
+#include "canvas/pipeline_view.h"
 #include "document/project_document.h"
 #include "gui/main_window.h"
 #include "model/json_list_model.h"
@@ -64,11 +73,63 @@ private Q_SLOTS:
         QVERIFY2(!first.data(Qt::ToolTipRole).toString().isEmpty(), "the layer itself carries the message");
         QVERIFY(!window.runSession()->isRunning());
         QVERIFY(window.lastRunFolder().isEmpty()); // found without running
+        QTRY_VERIFY(window.scene()->modelCard("layer:r"));
+        QVERIFY2(window.scene()->modelCard("layer:r")->card().error.contains("reshape"), "the card of the layer that breaks");
+        QVERIFY(window.scene()->modelCard("layer:d1")->card().error.isEmpty());
 
         // Ctrl+Z: fixed, and the mark goes.
         QTest::keyClick(&window, Qt::Key_Z, Qt::ControlModifier);
         QTRY_VERIFY_WITH_TIMEOUT(panel->modelErrorLabel()->isHidden(), 20000);
         QTRY_VERIFY(panel->summaryView()->toPlainText().contains("Total params: 146"));
+        QVERIFY(!window.scene()->modelCard("layer:r"));
+    }
+
+    void theModelIsDrawnOnTheCanvas()
+    {
+        gui::MainWindow window;
+        window.resize(1280, 800);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QVERIFY(window.openProject(m_dir.filePath("mlp.sluice")));
+        widgets::PipelineScene *scene = window.scene();
+        QTRY_VERIFY_WITH_TIMEOUT(scene->modelCard("layer:d1") && !scene->modelCard("layer:d1")->card().shape.isEmpty(), 20000);
+        // Inputs, layers, outputs, with what the summary says: x (6,), d1 16 units (6·16+16 = 112).
+        QCOMPARE(scene->modelItems().cardCount(), 4);
+        const widgets::ModelCard x = scene->modelCard("input:x")->card(), d1 = scene->modelCard("layer:d1")->card(),
+                                 d2 = scene->modelCard("layer:d2")->card(), y = scene->modelCard("output:y")->card();
+        QCOMPARE(x.shape, QString("(None, 6)"));
+        QCOMPARE(x.detail, QString("feature x"));
+        QCOMPARE(d1.shape, QString("(None, 16)"));
+        QCOMPARE(d1.params, 112);
+        QCOMPARE(d1.title, QString("Dense"));
+        QCOMPARE(d2.params, 34);
+        QCOMPARE(y.detail, QString("target y · mse"));
+        QCOMPARE(scene->modelCard("layer:d1")->detailText(), QString("(None, 16) · 112 params"));
+        // Wired as the model is, fed from the pipeline's output stage: 3 lines and 1 dashed one.
+        QCOMPARE(d1.from, QStringList{"input:x"});
+        QCOMPARE(d2.from, QStringList{"layer:d1"});
+        QCOMPARE(y.from, QStringList{"layer:d2"});
+        QCOMPARE(scene->modelItems().lineCount(), 4);
+        const QString feeding = scene->modelItems().graph().feedingNode;
+        QVERIFY(scene->node(feeding));
+        // Below the stages and left to right, so neither covers the other.
+        QRectF stages;
+        for (const QString &id : window.document()->nodeIds())
+            stages |= scene->node(id)->sceneBoundingRect();
+        QVERIFY(scene->modelCard("input:x")->sceneBoundingRect().top() > stages.bottom());
+        QVERIFY(scene->modelCard("layer:d1")->x() > scene->modelCard("input:x")->x());
+        QVERIFY(scene->modelCard("output:y")->x() > scene->modelCard("layer:d2")->x());
+        // Not part of the pipeline: Select All and Delete leave them alone.
+        QCOMPARE(scene->modelCard("layer:d1")->flags() & QGraphicsItem::ItemIsSelectable, QGraphicsItem::GraphicsItemFlags{});
+
+        // A double-click on d2's card opens it in the model panel.
+        window.view()->fitAll();
+        const QPoint at = window.view()->mapFromScene(scene->modelCard("layer:d2")->sceneBoundingRect().center());
+        QTest::mouseDClick(window.view()->viewport(), Qt::LeftButton, {}, at);
+        widgets::ModelPanel *panel = window.modelPanel();
+        QTRY_VERIFY(panel->isVisible());
+        QCOMPARE(panel->tabs()->currentIndex(), 0);
+        QCOMPARE(panel->layersEditor()->currentRow(), 1);
     }
 };
 

@@ -18,6 +18,7 @@
 #include "telemetry/cpu_usage.h"
 #include "telemetry/nvml_telemetry.h"
 
+#include <utility>
 #include <QDir>
 #include <QDockWidget>
 #include <QHeaderView>
@@ -301,6 +302,11 @@ void MainWindow::setDocument(std::unique_ptr<widgets::ProjectDocument> document)
         m_inspectorDock->show();
         m_inspectorDock->raise();
     });
+    connect(m_scene, &widgets::PipelineScene::modelCardActivated, this, [this](const QString &list, const QString &name) {
+        m_modelDock->show();
+        m_modelDock->raise();
+        m_modelPanel->showItem(list, name);
+    });
     connect(m_document.get(), &widgets::ProjectDocument::changed, this, &MainWindow::onDocumentChanged);
     connect(m_document.get(), &widgets::ProjectDocument::dirtyChanged, this, [this] { updateTitle(); });
     connect(m_document.get(), &widgets::ProjectDocument::filePathChanged, this, [this] { updateTitle(); });
@@ -311,6 +317,7 @@ void MainWindow::setDocument(std::unique_ptr<widgets::ProjectDocument> document)
     m_view->resetZoom();
     // Once the view has its size (after this event), show every stage.
     QTimer::singleShot(0, m_view, [view = m_view] { view->fitAll(); });
+    m_fitOnFirstCheck = true;
     m_view->setFocus();
     showNewestRun();
     updateTitle();
@@ -373,6 +380,8 @@ void MainWindow::onValidated(const widgets::ProjectCheck &check)
     m_check = check;
     if (m_scene)
         m_scene->setCheck(check);
+    if (std::exchange(m_fitOnFirstCheck, false) && !check.modelGraph.isEmpty())
+        m_view->fitAll(); // the model's cards came with the check: the whole project in view
     int problems = 0;
     for (const widgets::StageCheck &stage : check.stages)
         problems += stage.error.isEmpty() ? 0 : 1;

@@ -206,6 +206,7 @@ private:
     widgets::ProjectValidator *m_validator = nullptr;
     widgets::ModuleWatcher *m_moduleWatcher = nullptr; // Python modules the project's functions come from
     widgets::ProjectCheck m_check;
+    bool m_fitOnFirstCheck = false; // a project just opened: its first check draws the model, fit it in
     QJsonObject m_shownModel, m_shownTraining; // what the model panel shows
     QStringList m_shownFeatures;
     QTimer m_autosaveTimer;

@@ -1,6 +1,8 @@
 #include "canvas/pipeline_scene.h"
 
 #include "canvas/edge_item.h"
+#include "canvas/model_card_item.h"
+#include "canvas/model_graph_items.h"
 #include "canvas/node_item.h"
 #include "canvas/node_summary.h"
 #include "document/project_document.h"
@@ -28,7 +30,8 @@ bool takesInput(const std::string &op)
 
 } // namespace
 
-PipelineScene::PipelineScene(ProjectDocument *document, QObject *parent) : QGraphicsScene(parent), m_document(document)
+PipelineScene::PipelineScene(ProjectDocument *document, QObject *parent)
+    : QGraphicsScene(parent), m_document(document), m_model(std::make_unique<ModelGraphItems>(this))
 {
     setItemIndexMethod(QGraphicsScene::NoIndex); // few items, moved often
     connect(document, &ProjectDocument::changed, this, &PipelineScene::sync);
@@ -72,6 +75,7 @@ void PipelineScene::sync()
         }
     }
     rebuildEdges();
+    placeModel();
     // Room around the stages to drop new ones and to pan.
     setSceneRect(itemsBoundingRect().adjusted(-2000, -2000, 2000, 2000));
 }
@@ -154,6 +158,22 @@ void PipelineScene::setCheck(const ProjectCheck &check)
         it.value()->setError(stage.error);
         it.value()->setFeatures(stage.features);
     }
+    m_model->setGraph(check.modelGraph);
+    placeModel();
+}
+
+ModelCardItem *PipelineScene::modelCard(const QString &key) const { return m_model->card(key); }
+
+void PipelineScene::placeModel()
+{
+    QRectF stages;
+    for (NodeItem *node : std::as_const(m_nodes))
+        stages |= node->sceneBoundingRect();
+    const QPointF origin = stages.isNull() ? QPointF(0, 0) : QPointF(stages.left(), stages.bottom() + 70);
+    std::optional<QPointF> feeding;
+    if (NodeItem *node = m_nodes.value(m_model->graph().feedingNode))
+        feeding = node->outputPort();
+    m_model->show(origin, feeding);
 }
 
 void PipelineScene::setStats(const QJsonObject &snapshot)
@@ -256,6 +276,12 @@ void PipelineScene::commitMoves()
 
 void PipelineScene::mouseDoubleClickEvent(QGraphicsSceneMouseEvent *event)
 {
+    for (QGraphicsItem *item : items(event->scenePos()))
+        if (auto *card = qgraphicsitem_cast<ModelCardItem *>(item)) {
+            Q_EMIT modelCardActivated(card->card().list(), card->card().name);
+            event->accept();
+            return;
+        }
     if (NodeItem *item = nodeAt(event->scenePos())) {
         Q_EMIT nodeActivated(item->id());
         event->accept();

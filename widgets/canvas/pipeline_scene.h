@@ -16,12 +16,15 @@
 #include <QStringList>
 
 #include <map>
+#include <memory>
 
 class QGraphicsPathItem;
 
 namespace sluice::widgets {
 
 class EdgeItem;
+class ModelCardItem;
+class ModelGraphItems;
 class NodeItem;
 class ProjectDocument;
 
@@ -41,8 +44,12 @@ public:
 
     // Removes the selected stages and edges, as one undoable step.
     void deleteSelection();
-    // Shows validation results on the stages (errors outlined, features listed).
+    // Shows validation results on the stages (errors outlined, features listed) and draws the
+    // model's cards below the stages (model_graph_items.h).
     void setCheck(const ProjectCheck &check);
+    // The model's card by key ("layer:d1"); null when the project has no such card.
+    ModelCardItem *modelCard(const QString &key) const;
+    const ModelGraphItems &modelItems() const { return *m_model; }
     // Live run state: stage utilisation colours and the bottleneck mark; clearActivity() ends it.
     void setStats(const QJsonObject &snapshot);
     void clearActivity();
@@ -56,6 +63,8 @@ Q_SIGNALS:
     // stages that fit there).
     void linkDroppedOnCanvas(const QString &from, QPointF scenePos, QPoint screenPos);
     void nodeActivated(const QString &id);      // double-clicked
+    // A model card double-clicked: its list in the model ("inputs", "layers", "outputs") and name.
+    void modelCardActivated(const QString &list, const QString &name);
 
 protected:
     void mousePressEvent(QGraphicsSceneMouseEvent *event) override;
@@ -69,10 +78,12 @@ private:
     void rebuildEdges();
     void updateEdgesOf(const QString &id);
     void commitMoves();
+    void placeModel(); // the model's cards in a band below the stages
 
     ProjectDocument *m_document;
     QHash<QString, NodeItem *> m_nodes;
     std::vector<EdgeItem *> m_edges;
+    std::unique_ptr<ModelGraphItems> m_model; // its items belong to the scene
     QGraphicsPathItem *m_pendingConnection = nullptr; // while dragging from an output port
     QString m_connectFrom;
     bool m_pressedOnNode = false;

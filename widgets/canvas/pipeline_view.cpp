@@ -2,6 +2,7 @@
 
 #include "canvas/node_item.h"
 #include "canvas/pipeline_scene.h"
+#include "canvas/model_card_item.h"
 #include "canvas/source_from_files.h"
 #include "document/project_document.h"
 #include "pipeline/op_registry.h"
@@ -84,7 +85,7 @@ void PipelineView::fitAll()
 {
     QRectF bounds;
     for (QGraphicsItem *item : scene()->items())
-        if (item->type() == NodeItem::Type)
+        if (item->type() == NodeItem::Type || item->type() == ModelCardItem::Type) // stages and the model's cards
             bounds |= item->sceneBoundingRect();
     if (bounds.isEmpty())
         return;

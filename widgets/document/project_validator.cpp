@@ -67,12 +67,20 @@ ProjectCheck checkProject(const Project &project)
         }
         // The model binds to the pipeline's output: build it against that stage's elements.
         if (const auto output = project.outputNode(); output && *output == id && project.model.is_object()) {
-            if (auto model = train::Model::build(project.model, (*built)->elementSpec()))
+            if (auto model = train::Model::build(project.model, (*built)->elementSpec())) {
                 check.modelSummary = QString::fromStdString((*model)->summary());
-            else
+                check.modelGraph = modelGraphOf(project.model, model->get(), {});
+            } else {
                 check.modelError = QString::fromStdString(model.error().message());
+                check.modelGraph = modelGraphOf(project.model, nullptr, check.modelError);
+            }
         }
     }
+    // While the pipeline's output does not build, the cards still show (without shapes).
+    if (check.modelGraph.isEmpty())
+        check.modelGraph = modelGraphOf(project.model, nullptr, {});
+    if (const auto output = project.outputNode())
+        check.modelGraph.feedingNode = QString::fromStdString(*output);
     return check;
 }
 

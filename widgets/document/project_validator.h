@@ -9,6 +9,7 @@
 // waiting one, so only the newest project is checked next (older results are never emitted
 // after a newer request's). The destructor waits for the worker's current build.
 
+#include "document/model_graph.h"
 #include "project/project.h"
 
 #include <QMap>
@@ -41,6 +42,9 @@ struct ProjectCheck
     // Both empty without a model, or while the pipeline's output does not build.
     QString modelError;
     QString modelSummary;
+    // The model's cards for the canvas: there whenever the project has a model (shapes and
+    // parameter counts once it builds, the error on the card it names).
+    ModelGraph modelGraph;
 };
 
 // The check itself, synchronous (the worker calls it; tests may too).

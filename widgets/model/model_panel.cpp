@@ -13,6 +13,7 @@
 #include <QJsonArray>
 #include <QFontDatabase>
 #include <QLabel>
+#include <QListView>
 #include <QPlainTextEdit>
 #include <QSplitter>
 #include <QTabWidget>
@@ -101,6 +102,31 @@ void ModelPanel::setSummary(const QString &summary)
 {
     if (m_summary->toPlainText() != summary)
         m_summary->setPlainText(summary);
+}
+
+bool ModelPanel::showItem(const QString &list, const QString &name)
+{
+    ObjectListEditor *editor = list == QLatin1String("inputs")   ? m_inputs
+                               : list == QLatin1String("layers") ? m_layers
+                               : list == QLatin1String("outputs") ? m_outputs
+                                                                  : nullptr;
+    if (!editor)
+        return false;
+    for (qsizetype i = 0; i < editor->items().size(); ++i) {
+        const QJsonObject item = editor->items().at(i).toObject();
+        // A layer without a name is "<Class>_<i>", as core names it.
+        const QString itemName = item.contains(QStringLiteral("name")) ? item.value(QStringLiteral("name")).toString()
+                                 : list == QLatin1String("outputs")
+                                     ? item.value(QStringLiteral("layer")).toString()
+                                     : QStringLiteral("%1_%2").arg(item.value(QStringLiteral("class_name")).toString()).arg(i);
+        if (itemName == name) {
+            m_tabs->setCurrentIndex(0);
+            editor->setCurrentRow(int(i));
+            editor->view()->setFocus();
+            return true;
+        }
+    }
+    return false;
 }
 
 void ModelPanel::showError(const QString &what, const QString &reason)

@@ -42,6 +42,9 @@ public:
     // The model's Keras-style summary (layer, class, output shape, parameters) from the last check
     // that built it; empty: none yet (shown as such).
     void setSummary(const QString &summary);
+    // Shows the Model tab with item `name` of `list` ("inputs", "layers", "outputs") selected, its
+    // form open (a model card double-clicked on the canvas). False when there is no such item.
+    bool showItem(const QString &list, const QString &name);
     QPlainTextEdit *summaryView() const { return m_summary; }
 
     QJsonObject model() const { return m_model; }
