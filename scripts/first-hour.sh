@@ -12,7 +12,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build}"
 command -v xvfb-run >/dev/null || { echo "first-hour.sh: xvfb-run is missing (scripts/setup-debian.sh installs xvfb)" >&2; exit 2; }
 
-walk=(tst_workbench_layout tst_workbench_runs tst_workbench_adding tst_pipeline_canvas tst_feature_table_editor
+walk=(tst_workbench_layout tst_workbench_runs tst_workbench_adding tst_pipeline_canvas tst_feature_table_editor tst_source_spec_editors
       tst_chart_view tst_profile_panel tst_workbench_model tst_workbench tst_user_guide tst_toolbar_icons)
 # Lines that are not problems: Qt Test's own headers, and the notes of a run the tests start.
 benign='^(PASS|Config:|Totals:|\*\*\*\*\*\*\*\*\*|QDEBUG|QINFO)|XDG_RUNTIME_DIR not set'
