@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The main job, from nothing: installs what is missing, builds Sluice, writes the example
-# datasets (scripts/generate-example-data.sh), inspects the classic one, previews the classic
-# example pipeline's first batch, profiles the pipeline, trains the example projects headless,
-# and then, where there is a display, opens the workbench on the regression example.
+# The main job, from nothing: installs what is missing, builds Sluice, then runs
+# scripts/example-job.sh with it: writes the example datasets, inspects the classic one, previews
+# the classic example pipeline's first batch, profiles the pipeline, trains the example projects
+# headless, and, where there is a display, opens the workbench on the regression example.
 # Environment: SLUICE_EXAMPLE_SIZE, SLUICE_EXAMPLE_DATA (the classic dataset), SLUICE_EXAMPLE_SECONDS
 # (profiling time), SLUICE_EXAMPLE_TRAIN (the projects to train, default
 # "regression imbalanced-classifier sensor-autoencoder"; empty: none), SLUICE_EXAMPLE_WORKBENCH
@@ -13,39 +13,4 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/setup-debian.sh"
 bash "$root/scripts/build.sh" release
 
-sluice="$root/build/bin/sluice"
-data="${SLUICE_EXAMPLE_DATA:-$root/projects/data/classic}"
-size="${SLUICE_EXAMPLE_SIZE:-512M}"
-project="$root/projects/classic-pipeline.sluice"
-
-echo "== the example datasets (a $size two-input / two-output regression set in $data for the pipeline, small ones to train on)"
-SLUICE="$sluice" SLUICE_EXAMPLE_DATA="$data" SLUICE_EXAMPLE_SIZE="$size" bash "$root/scripts/generate-example-data.sh"
-echo
-echo "== sluice inspect"
-"$sluice" inspect "$data"/*.npy
-echo
-echo "== sluice preview: the first batch the pipeline emits"
-"$sluice" preview "$project"
-echo
-echo "== sluice run --profile: the classic pipeline for ${SLUICE_EXAMPLE_SECONDS:-10} seconds, per-stage figures and the bottleneck"
-"$sluice" run "$project" --profile --seconds "${SLUICE_EXAMPLE_SECONDS:-10}"
-
-# Training: each example trains in well under a minute on 2 cores; the run's files (metrics.csv,
-# events.jsonl, weights.npz, checkpoints/, the project as run) go to projects/runs/ (ignored by git).
-stamp="$(date +%Y%m%d-%H%M%S)"
-for example in ${SLUICE_EXAMPLE_TRAIN-regression imbalanced-classifier sensor-autoencoder}; do
-  echo
-  echo "== sluice run: training projects/$example.sluice"
-  "$sluice" run "$root/projects/$example.sluice" --out "$root/projects/runs/$example-$stamp"
-  echo "   run files: projects/runs/$example-$stamp/"
-done
-
-# The workbench on the regression example, where a window can be shown.
-if [ "${SLUICE_EXAMPLE_WORKBENCH:-1}" != 0 ] && { [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; }; then
-  echo
-  echo "== the workbench on projects/regression.sluice (press F5 to run it; close the window to end)"
-  "$sluice" "$root/projects/regression.sluice"
-else
-  echo
-  echo "(no display: the workbench was not opened; on a desktop, 'build/bin/sluice projects/regression.sluice' opens it)"
-fi
+SLUICE="$root/build/bin/sluice" exec bash "$root/scripts/example-job.sh"

@@ -260,6 +260,34 @@ private Q_SLOTS:
         QVERIFY(stats["stages"][2]["tuned"].contains("num_parallel_calls"));
     }
 
+    // SLUICE_EXAMPLE_DATA=DIR, as the README offers: the main job writes the classic dataset
+    // there (a relative DIR taken from where it is started) and its preview and profile read it
+    // from there, through --set.
+    void theExampleJobReadsItsDataWhereItIsTold()
+    {
+        QTemporaryDir root;
+        QVERIFY(root.isValid());
+        QProcess job;
+        auto env = QProcessEnvironment::systemEnvironment();
+        env.insert("SLUICE", QString::fromStdString(sluice::test::sluiceBinary()));
+        env.insert("SLUICE_EXAMPLE_DATA", "my data/classic"); // relative, with a space
+        env.insert("SLUICE_EXAMPLE_SIZE", "2M");
+        env.insert("SLUICE_DATA_ROOT", root.filePath("data"));
+        env.insert("SLUICE_EXAMPLE_ROWS", "64");
+        env.insert("SLUICE_EXAMPLE_SECONDS", "0.5");
+        env.insert("SLUICE_EXAMPLE_TRAIN", "");
+        env.insert("SLUICE_EXAMPLE_WORKBENCH", "0");
+        job.setProcessEnvironment(env);
+        job.setWorkingDirectory(root.path());
+        job.start("bash", {QStringLiteral(SLUICE_SOURCE_DIR) + "/scripts/example-job.sh"});
+        QVERIFY(job.waitForFinished(300000));
+        const QString out = QString::fromUtf8(job.readAllStandardOutput()), err = QString::fromUtf8(job.readAllStandardError());
+        QVERIFY2(job.exitCode() == 0, qPrintable(err));
+        QVERIFY(QFile::exists(root.filePath("my data/classic/x.npy")));
+        QVERIFY2(out.contains("prefetch emits {meta: float32 (None, 8)"), qPrintable(out)); // the preview
+        QVERIFY2(out.contains("bottleneck"), qPrintable(out));                              // the profile
+    }
+
     void opsMarkdownIsTheReferencePage()
     {
         const auto r = runSluice({"ops", "--markdown"});

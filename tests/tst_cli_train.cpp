@@ -155,6 +155,8 @@ private Q_SLOTS:
         QTest::newRow("bad GPU list") << QStringList{"--device", "cuda:0,x"} << "unknown device 'cuda:x'";
         QTest::newRow("replicas with GPUs") << QStringList{"--device", "cuda:0,1", "--replicas", "2"} << "--replicas";
         QTest::newRow("precision") << QStringList{"--precision", "fp8"} << "--precision";
+        QTest::newRow("bf16 on the CPU") << QStringList{"--precision", "bf16"} << "bf16 needs a GPU";
+        QTest::newRow("tf32 on the CPU, said in the project") << QStringList{"--set", "training.precision=tf32"} << "tf32 needs a GPU";
         QTest::newRow("zero replicas") << QStringList{"--replicas", "0"} << "replicas";
         QTest::newRow("pipeline option on training") << QStringList{"--seconds", "1"} << "--seconds: applies to pipeline runs";
         QTest::newRow("training option on --profile") << QStringList{"--profile", "--replicas", "2"} << "--replicas: applies to training";
@@ -168,6 +170,20 @@ private Q_SLOTS:
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains(expected), qPrintable(r.err));
         QVERIFY2(r.err.startsWith("sluice: "), qPrintable(r.err));
+    }
+
+    // Checkpoints that cannot be written stop the run before its first step (exit 2, the folder
+    // named), not at the end of the first epoch.
+    void unwritableCheckpointsAreRefusedUpFront()
+    {
+        QTemporaryDir dir;
+        const QString file = dir.filePath("not-a-folder");
+        writeFile(file.toStdString(), "a file");
+        auto r = runSluice({"run", m_project, "--out", file + "/run", "--json"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("not-a-folder/run") && r.err.contains("cannot"), qPrintable(r.err));
+        for (const auto &e : jsonLines(r.out))
+            QVERIFY(e["event"] != "step");
     }
 
     // --device cuda on a machine without a GPU: one note on stderr saying why, then training on

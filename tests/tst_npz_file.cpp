@@ -84,18 +84,25 @@ private Q_SLOTS:
         QVERIFY(QString::fromStdString(a.error().reason).contains("features"));
     }
 
+    // ZIP64 rows: the limit lowered to 1 byte, so every size, offset and the directory take the
+    // ZIP64 records an archive over 4 GiB takes (numpy reads them as it reads such an archive).
     void writerRoundTrips_data()
     {
         QTest::addColumn<bool>("deflate");
-        QTest::newRow("stored") << false;
-        QTest::newRow("deflated") << true;
+        QTest::addColumn<qulonglong>("zip64From");
+        QTest::newRow("stored") << false << qulonglong(NpzWriter::kZip32Limit + 1);
+        QTest::newRow("deflated") << true << qulonglong(NpzWriter::kZip32Limit + 1);
+        QTest::newRow("stored, ZIP64") << false << qulonglong(1);
+        QTest::newRow("deflated, ZIP64") << true << qulonglong(1);
+        QTest::newRow("stored, ZIP64 for the directory alone") << false << qulonglong(300);
     }
     void writerRoundTrips()
     {
         QFETCH(bool, deflate);
+        QFETCH(qulonglong, zip64From);
         QTemporaryDir dir;
         const std::string path = dir.filePath("out.npz").toStdString();
-        auto w = NpzWriter::create(path, deflate ? NpzWriter::Compression::Deflated : NpzWriter::Compression::Stored);
+        auto w = NpzWriter::create(path, deflate ? NpzWriter::Compression::Deflated : NpzWriter::Compression::Stored, zip64From);
         QVERIFY(w.ok());
         const std::vector<float> x{1.5f, -2.0f, 3.25f, 4.0f, 5.0f, 6.0f};
         const std::vector<std::int64_t> y{7, 8};
@@ -119,6 +126,12 @@ private Q_SLOTS:
             QVERIFY(out.has_value());
             QCOMPARE(out->trimmed(), QString("['x', 'y'] [[1.5, -2.0, 3.25], [4.0, 5.0, 6.0]] <i8 [7, 8]"));
         }
+        auto b = npz->load("y");
+        QVERIFY(b.ok());
+        QCOMPARE(asDoubles(*b), (std::vector<double>{7, 8}));
+        // The records say ZIP64 exactly when asked to: the end record's locator.
+        const std::string bytes = test::readFile(path);
+        QCOMPARE(bytes.find(std::string("PK\x06\x07", 4)) != std::string::npos, zip64From < 1000);
     }
 
     void damagedArchives_data()

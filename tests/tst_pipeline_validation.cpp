@@ -1,6 +1,8 @@
 // Building a pipeline validates every node: each error names the node and the parameter at
 // fault (and what was expected). Damaged input found while running (a TFRecord CRC) is an error
 // from next() naming the file and record. AUTOTUNE is accepted as "AUTOTUNE" and as -1.
+#include "pipeline/pipeline.h"
+#include "project/project.h"
 #include "support/pipeline_test_support.h"
 #include "support/test_support.h"
 
@@ -118,6 +120,27 @@ private Q_SLOTS:
         QVERIFY2(!error.empty(), "the pipeline built");
         for (const QString &part : expected)
             QVERIFY2(contains(error, part.toStdString()), qPrintable(QString("\"%1\" not in: %2").arg(part, QString::fromStdString(error))));
+    }
+
+    // The node and the parameter are fields of the error, as the workbench places it.
+    void buildErrorsCarryNodeAndParameterAsFields()
+    {
+        auto fields = [&](const std::string &pipelineJson) {
+            auto project = Project::fromJson(nlohmann::json::parse(projectText(pipelineJson)), m_dir.path().toStdString(), "");
+            if (!project)
+                return std::string("project: ") + project.error().message();
+            auto built = pipeline::Pipeline::build(*project, {});
+            if (built)
+                return std::string("built");
+            const Error &e = built.error();
+            return std::string(kindName(e.kind)) + " " + e.node + " " + e.param;
+        };
+        const std::string src = range();
+        QCOMPARE(fields(chain({op("src", "from_tfrecord", {{"filenames", dataFile("tfrecord/plain.tfrecord")}, {"features", {{"x", {{"dtype", "float64"}}}}}})})),
+                 std::string("invalid src features"));
+        QCOMPARE(fields(chain({src, op("b", "batch", {{"batch_size", 0}})})), std::string("invalid b batch_size"));
+        QCOMPARE(fields(twoInputs("x", "batch")), std::string("invalid x "));
+        QCOMPARE(fields(chain({src, op("m", "shuffle", {{"buffer_size", 4}, {"colour", "red"}})})), std::string("invalid m colour"));
     }
 
     void corruptedTfRecordFailsWhileRunning()

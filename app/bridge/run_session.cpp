@@ -2,6 +2,7 @@
 
 #include "cli/run_output.h"
 #include "io/atomic_file.h"
+#include "io/error_json.h"
 #include "pipeline/pipeline.h"
 #include "train/trainer.h"
 #include "train/training_config.h"
@@ -183,6 +184,8 @@ struct RunSession::Run
         pipe->setConsumerAttached(true);
         const int observer = pipe->sink().subscribe([this](const pipeline::PipelineSnapshot &s) { setStats(s); });
         append({{"event", "run_start"}, {"kind", "pipeline"}, {"output", pipe->outputNode()}, {"cardinality", pipe->cardinality()}});
+        for (const auto &note : pipe->notes())
+            append({{"event", "notice"}, {"message", note}});
         Status outcome = Status::Ok;
         std::string failure;
         int pass = 1;
@@ -201,7 +204,7 @@ struct RunSession::Run
             }
             auto r = pipe->next();
             if (!r.ok()) {
-                if (pipe->cancelled() && r.error().reason == "cancelled") {
+                if (pipe->cancelled() && r.error().isCancelled()) {
                     outcome = Status::Cancelled;
                 } else {
                     outcome = Status::Failed;
@@ -249,7 +252,9 @@ struct RunSession::Run
         try {
             if (auto failure = build(*this)) {
                 const std::string message = failure->message();
-                append({{"event", "run_end"}, {"status", "failed"}, {"error", message}});
+                nlohmann::json runEnd{{"event", "run_end"}, {"status", "failed"}};
+                addErrorFields(runEnd, *failure);
+                append(runEnd);
                 forgetRecord(); // refused before its first step: no run to keep or compare
                 end(Status::Failed, QString::fromStdString(message));
                 return;

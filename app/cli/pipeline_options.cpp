@@ -1,6 +1,9 @@
 #include "cli/pipeline_options.h"
 
 #include "cli/cli_support.h"
+#include "train/training_config.h"
+
+#include <cstdio>
 
 namespace sluice::cli {
 
@@ -29,7 +32,26 @@ std::optional<Project> loadProjectArgument(const QCommandLineParser &parser, con
         printError(project.error());
         return std::nullopt;
     }
-    return std::move(project).value();
+    if (!parser.optionNames().contains(QStringLiteral("set")))
+        return std::move(project).value();
+    nlohmann::json document = project->toJson();
+    for (const QString &assignment : parser.values("set"))
+        if (auto s = train::applySetting(document, assignment.toStdString()); !s.ok()) {
+            printError(s.error());
+            return std::nullopt;
+        }
+    auto changed = Project::fromJson(document, project->folder(), project->path());
+    if (!changed) {
+        printError(changed.error());
+        return std::nullopt;
+    }
+    return std::move(changed).value();
+}
+
+void addSetOption(QCommandLineParser &parser)
+{
+    parser.addOption({"set", "Overrides a value of the project: a dotted key (training.epochs, training.optimizer.learning_rate) or "
+                             "nodes.<id>.<param> for a pipeline stage; the value is JSON or text. Repeatable.", "key=value"});
 }
 
 std::optional<pipeline::PipelineOptions> pipelineOptions(const QCommandLineParser &parser)
@@ -71,6 +93,8 @@ std::unique_ptr<pipeline::Pipeline> buildPipeline(const Project &project, const 
         printError(built.error());
         return nullptr;
     }
+    for (const auto &note : (*built)->notes())
+        std::fprintf(stderr, "sluice: note: %s\n", note.c_str());
     return std::move(built).value();
 }
 

@@ -14,7 +14,10 @@
 namespace sluice::cli {
 
 void addPipelineOptions(QCommandLineParser &parser);
-// The project (first positional argument) or, after printing why, nothing.
+// --set key=value (repeatable): overrides of the project's values, applied by loadProjectArgument.
+void addSetOption(QCommandLineParser &parser);
+// The project (first positional argument), with the --set overrides applied where the command
+// takes them, or, after printing why, nothing.
 std::optional<Project> loadProjectArgument(const QCommandLineParser &parser, const char *command);
 std::optional<pipeline::PipelineOptions> pipelineOptions(const QCommandLineParser &parser);
 // Builds the pipeline; prints the error (naming node and parameter) and returns nothing on failure.

@@ -39,11 +39,13 @@ int preview(const QStringList &arguments)
                                      "Examples:\n  sluice preview p.sluice --node shuffle --batches 2\n"
                                      "  sluice preview p.sluice --batches 3 --out preview/   # preview/batch_00000.npz, …\n"
                                      "  sluice preview p.sluice --seed 7 --threads 2 --ram-budget 1G   # the same shuffle as run --seed 7\n"
-                                     "  sluice preview big.sluice --resident-budget 512M   # mapped sources hold at most 512 MiB");
+                                     "  sluice preview big.sluice --resident-budget 512M   # mapped sources hold at most 512 MiB\n"
+                                     "  sluice preview p.sluice --set nodes.batch.batch_size=4   # the project with one value changed");
     parser.addPositionalArgument("PROJECT", "The .sluice project file.");
     parser.addOption({"node", "The node whose output to show (default: the pipeline's output).", "ID"});
     parser.addOption({"batches", "Elements (batches, after a batch stage) to take (default 1).", "N"});
     parser.addOption({"out", "Write each element as DIR/batch_NNNNN.npz instead of printing it.", "DIR"});
+    cli::addSetOption(parser);
     cli::addPipelineOptions(parser);
     if (auto exit = cli::parseOrExit(parser, arguments))
         return *exit;

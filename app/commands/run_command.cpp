@@ -5,6 +5,7 @@
 #include "cli/cli_support.h"
 #include "cli/pipeline_options.h"
 #include "cli/stats_table.h"
+#include "io/error_json.h"
 #include "commands/train_command.h"
 #include "pipeline/advice_trial.h"
 #include "train/training_config.h"
@@ -15,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <optional>
 #include <cstdio>
 #include <thread>
 
@@ -96,8 +98,7 @@ int run(const QStringList &arguments)
         "  sluice run projects/classic-pipeline.sluice --profile --seconds 5 --try-advice --trial-seconds 3 --rounds 5   # does the advice help?\n"
         "  sluice run projects/classic-pipeline.sluice --profile --node batch --threads 4 --seed 1 --ram-budget 2G --json --stats-interval 0.5");
     parser.addPositionalArgument("PROJECT", "The .sluice project file.");
-    parser.addOption({"set", "Overrides a value of the project: a dotted key (training.epochs, training.optimizer.learning_rate) or "
-                             "nodes.<id>.<param> for a pipeline stage; the value is JSON or text. Repeatable.", "key=value"});
+    cli::addSetOption(parser);
     parser.addOption({"device", "Where to train: cpu (default), cuda (every GPU), cuda:0,1 (those GPUs, one replica each); "
                                 "cuda:0 --replicas 4 makes four logical replicas on GPU 0. Without a GPU the run says so and trains on the CPU.", "DEVICE"});
     parser.addOption({"precision", "Matrix products on a GPU: fp32 (default), tf32 (tensor cores) or bf16 (mixed precision, fp32 master weights).",
@@ -127,20 +128,6 @@ int run(const QStringList &arguments)
     auto project = cli::loadProjectArgument(parser, "run");
     if (!project)
         return cli::BadInput;
-    if (parser.isSet("set")) {
-        nlohmann::json document = project->toJson();
-        for (const QString &assignment : parser.values("set"))
-            if (auto s = train::applySetting(document, assignment.toStdString()); !s.ok()) {
-                cli::printError(s.error());
-                return cli::BadInput;
-            }
-        auto changed = Project::fromJson(document, project->folder(), project->path());
-        if (!changed) {
-            cli::printError(changed.error());
-            return cli::BadInput;
-        }
-        project = std::move(*changed);
-    }
     // --profile on a project with a model profiles its input pipeline alone (no training).
     if (!project->model.is_null() && !parser.isSet("profile")) {
         for (const char *option : {"seconds", "node", "stats-interval", "ram-budget", "consumer-ms", "try-advice", "trial-seconds", "rounds"})
@@ -226,6 +213,7 @@ int run(const QStringList &arguments)
     auto lastLine = start;
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
     std::string status = "ok", error;
+    std::optional<Error> failure; // its fields go into run_end
     int pass = 1;
     std::uint64_t elements = 0;
     for (;;) {
@@ -233,8 +221,9 @@ int run(const QStringList &arguments)
             break;
         auto r = pipe->next();
         if (!r.ok()) {
-            status = pipe->cancelled() && r.error().reason == "cancelled" ? "cancelled" : "failed";
+            status = pipe->cancelled() && r.error().isCancelled() ? "cancelled" : "failed";
             error = r.error().message();
+            failure = r.error();
             break;
         }
         if (!*r) {
@@ -277,8 +266,9 @@ int run(const QStringList &arguments)
         if (trial) {
             trialEvent = *trial;
         } else {
-            status = trial.error().reason == "cancelled" ? "cancelled" : "failed";
+            status = trial.error().isCancelled() ? "cancelled" : "failed";
             error = trial.error().message();
+            failure = trial.error();
         }
     }
     if (json) {
@@ -287,7 +277,9 @@ int run(const QStringList &arguments)
         nlohmann::json end{{"event", "run_end"}, {"status", status}, {"passes", pass}, {"elements", elements},
                            {"seconds", elapsed()}, {"stats", snapshot.toJson()}};
         end["stats"]["consumer"] = consumer;
-        if (!error.empty())
+        if (failure && status == "failed")
+            addErrorFields(end, *failure);
+        else if (!error.empty())
             end["error"] = error;
         printJson(end);
     } else if (trialEvent) {

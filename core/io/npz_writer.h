@@ -1,7 +1,8 @@
 #pragma once
 // Writes .npz archives that numpy's np.load reads: each array is a .npy member, stored or
-// deflated. Used for previews and exported weights, whose members fit in memory. Members
-// and the archive are limited to 4 GiB (no ZIP64 records are written).
+// deflated. Used for previews, exported weights and checkpoints, whose members are in memory.
+// Members and archives of any size: past 4 GiB (or 65534 members) the ZIP64 records are written,
+// as Python's zipfile does, so a checkpoint of Adam over 350 M parameters is one archive too.
 //
 // Threading: one thread at a time.
 
@@ -20,7 +21,11 @@ class NpzWriter
 public:
     enum class Compression { Stored, Deflated };
 
-    static Result<NpzWriter> create(const std::string &path, Compression compression = Compression::Stored);
+    // `zip64From`: sizes and offsets from which ZIP64 records are written (tests lower it to
+    // check ZIP64 archives without writing 4 GiB).
+    static constexpr std::uint64_t kZip32Limit = 0xfffffffeu;
+    static Result<NpzWriter> create(const std::string &path, Compression compression = Compression::Stored,
+                                    std::uint64_t zip64From = kZip32Limit + 1);
 
     // Adds array `name` (written as "name.npy") with C-ordered element bytes in `descr`'s byte order.
     Status add(const std::string &name, TypeDescr descr, std::span<const std::uint64_t> shape, std::span<const std::byte> data);
@@ -36,9 +41,9 @@ private:
     {
         std::string name;
         std::uint32_t crc = 0;
-        std::uint32_t compressedSize = 0;
-        std::uint32_t size = 0;
-        std::uint32_t offset = 0;
+        std::uint64_t compressedSize = 0;
+        std::uint64_t size = 0;
+        std::uint64_t offset = 0;
         std::uint16_t method = 0;
     };
     NpzWriter(AtomicFile file) : m_file(std::move(file)) {}
@@ -46,6 +51,7 @@ private:
 
     AtomicFile m_file;
     Compression m_compression = Compression::Stored;
+    std::uint64_t m_zip64From = kZip32Limit + 1;
     std::vector<Central> m_entries;
 };
 

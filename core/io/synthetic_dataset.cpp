@@ -500,7 +500,7 @@ Status writeSyntheticDataset(const SyntheticSpec &spec, const std::string &folde
 
     for (std::uint64_t first = 0; first < spec.rows; first += chunkRows) {
         if (cancel && cancel->load())
-            return Error::invalid(folder, "cancelled"); // the writers' destructors remove their temporaries
+            return Error::cancelled(folder); // the writers' destructors remove their temporaries
         const std::uint64_t n = std::min(chunkRows, spec.rows - first);
         for (std::size_t c = 0; c < columns.size(); ++c)
             buffers[c].resize(n * elementsOf(*columns[c]) * itemSize(columns[c]->dtype));

@@ -34,7 +34,7 @@ Result<double> measure(const Project &project, const PipelineOptions &options, d
     double elapsed = 0;
     while ((elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()) < seconds) {
         if (cancel && cancel->load())
-            return Error::invalid("trial", "cancelled");
+            return Error::cancelled("trial");
         auto next = p.next();
         if (!next)
             return next.error();
@@ -161,7 +161,7 @@ Result<AdviceTrial> tryAdvice(const Project &project, const PipelineOptions &opt
             return baseline.error();
         auto after = measure(changed, changedOptions, secondsEach, cancel);
         if (!after)
-            return Error{after.error().kind, "trial (" + change.text() + ")", after.error().message()};
+            return Error::make(after.error().kind, "trial (" + change.text() + ")", after.error().message());
         round.baseline = *baseline;
         round.changed = *after;
         trial.rounds.push_back(round);

@@ -124,7 +124,7 @@ void AsyncStage::pump()
         try {
             r = m_input->next(item);
         } catch (const std::bad_alloc &) {
-            r = Error::io("pipeline", "out of memory");
+            r = Error::outOfMemory("pipeline", "out of memory");
         }
         if (!r.ok() || *r == Poll::End) {
             std::lock_guard lock(m_mutex);
@@ -181,7 +181,7 @@ void AsyncStage::runFunction(Element &&item, std::uint64_t sequence)
         }
     }
     const std::int64_t t0 = nowNs();
-    Result<Element> result = Error::io("pipeline", "out of memory");
+    Result<Element> result = Error::outOfMemory("pipeline", "out of memory");
     try {
         result = m_function(std::move(item), sequence);
     } catch (const std::bad_alloc &) {

@@ -366,6 +366,19 @@ std::shared_ptr<Dataset> buildBatch(BuildContext &context, Params &params, const
         const int p = parallel == kAutotune ? context.threads() : int(parallel);
         return std::make_shared<GatherBatchDataset>(std::move(spec), stats, input, std::uint64_t(batchSize), drop, p, deterministic);
     }
+    // Over any other input the rows are stacked one batch at a time, in order: said once
+    // rather than ignored (tf.data treats both as hints too).
+    std::vector<std::string> unused;
+    for (const char *name : {"num_parallel_calls", "deterministic"})
+        if (params.has(name))
+            unused.push_back(name);
+    if (!unused.empty()) {
+        const std::string names = unused.size() == 2 ? unused[0] + " and " + unused[1] : unused[0];
+        stats->note = names + (unused.size() == 2 ? " act" : " acts") +
+                      " only when a batch gathers rows of mapped arrays without string features; here the rows are stacked one "
+                      "batch at a time, in order";
+        context.addNote("batch '" + params.node().id + "': " + stats->note);
+    }
     if (input->chunkedRows())
         return std::make_shared<RebatchDataset>(std::move(spec), stats, input, std::uint64_t(batchSize), drop);
     return std::make_shared<CollectBatchDataset>(std::move(spec), stats, input, std::uint64_t(batchSize), drop);

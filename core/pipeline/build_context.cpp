@@ -22,7 +22,9 @@ Params::Params(const PipelineNode &node, std::string where) : m_node(node), m_wh
 
 void Params::fail(const std::string &param, const std::string &reason) const
 {
-    throw BuildFailure{Error::invalid("", m_where + (param.empty() ? "" : ": " + param) + ": " + reason)};
+    // The node and the parameter's top-level name as fields ("features.x" concerns `features`),
+    // for whoever places the error; the text says the same for whoever reads it.
+    throw BuildFailure{Error::invalid("", m_where + (param.empty() ? "" : ": " + param) + ": " + reason).at(m_node.id, param.substr(0, param.find('.')))};
 }
 
 bool Params::has(const std::string &name) const
@@ -210,11 +212,11 @@ DatasetPtr BuildContext::build(const std::string &id)
         throw BuildFailure{Error::invalid("", "node \"" + id + "\" does not exist")};
     const std::string where = "node \"" + id + "\" (" + node->op + ")";
     if (!m_building.insert(id).second)
-        throw BuildFailure{Error::invalid("", where + ": is part of a cycle")};
+        throw BuildFailure{Error::invalid("", where + ": is part of a cycle").at(id)};
 
     const OpInfo *op = findOp(node->op);
     if (!op)
-        throw BuildFailure{Error::invalid("", "node \"" + id + "\": unknown op \"" + node->op + "\" (known: " + knownOpNames() + ")")};
+        throw BuildFailure{Error::invalid("", "node \"" + id + "\": unknown op \"" + node->op + "\" (known: " + knownOpNames() + ")").at(id)};
     const auto inputIds = m_project.inputsOf(id);
     const int n = int(inputIds.size());
     if (n < op->minInputs || (op->maxInputs >= 0 && n > op->maxInputs)) {
@@ -223,7 +225,8 @@ DatasetPtr BuildContext::build(const std::string &id)
                                                                                : std::to_string(op->minInputs) + " to " +
                                                                                      std::to_string(op->maxInputs));
         throw BuildFailure{Error::invalid("", where + ": takes " + want + " input" + (want == "1" ? "" : "s") + ", has " +
-                                                  std::to_string(n))};
+                                                  std::to_string(n))
+                               .at(id)};
     }
     Params params(*node, where);
     std::vector<std::string> known;

@@ -122,6 +122,10 @@ public:
     std::uint64_t seedFor(const PipelineNode &node, std::optional<std::int64_t> ownSeed) const;
     void setGlobalSeed(std::optional<std::uint64_t> seed) { m_globalSeed = seed; }
     void noteFiles(const std::string &id, std::size_t files) { m_files[id] = files; }
+    // What the build did that the user should hear about, once (a cache rebuilt, and why); the
+    // pipeline keeps these as notes().
+    void addNote(std::string note) { m_notes.push_back(std::move(note)); }
+    const std::vector<std::string> &notes() const { return m_notes; }
 
     // A new counter of the passes an op has started (its shuffle order depends on it). The
     // pipeline keeps them all, in build order, so a checkpoint can record the position of every
@@ -143,6 +147,7 @@ private:
     std::vector<std::shared_ptr<std::atomic<std::uint64_t>>> m_passCounters;
     std::map<std::string, std::shared_ptr<const void>> m_buildOnce;
     std::uint64_t m_residentBudget = 0;
+    std::vector<std::string> m_notes;
 };
 
 } // namespace sluice::pipeline

@@ -1,12 +1,22 @@
 // cache: the first complete pass over the input is kept (in memory, or in a file) and every later
 // pass replays it, as tf.data cache. A pass that stops early keeps nothing, so a cache is never
-// partial. A cache file is written atomically and read back zero-copy from a mapping; it records
-// the element spec it was written for and is refused if the pipeline changed.
+// partial. A cache file is written atomically and read back zero-copy from a mapping.
+//
+// A cache file is never stale: its header holds what it was written from (cache_fingerprint.h:
+// the elements' spec, the stages upstream and their parameters, their seeds, the files they
+// read), and a trailer written last says it is complete. A file whose facts differ from the
+// current ones, or that is cut short, is rebuilt (a note says why) or, with
+// "on_mismatch": "error", refused with the reason.
+//
+// File layout: "SLUICE-CACHE 2\n", the fact lines, an empty line, the elements, then the
+// trailer: 8 bytes "SLCEND02", the element count and the header's size (little-endian u64).
 #include "pipeline/build_context.h"
+#include "pipeline/cache_fingerprint.h"
 #include "pipeline/op_registry.h"
 
 #include "io/atomic_file.h"
 
+#include <array>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -14,7 +24,52 @@
 namespace sluice::pipeline {
 namespace {
 
-constexpr char kMagic[] = "SLUICE-CACHE 1\n";
+constexpr char kMagic[] = "SLUICE-CACHE 2\n";
+constexpr char kTrailerMagic[8] = {'S', 'L', 'C', 'E', 'N', 'D', '0', '2'};
+constexpr std::size_t kTrailerSize = 24;
+
+std::string headerOf(const std::vector<std::string> &facts)
+{
+    std::string header = kMagic;
+    for (const auto &f : facts)
+        header += f + "\n";
+    return header + "\n";
+}
+
+// What a cache file holds, once its header and trailer check out.
+struct CacheFileLayout
+{
+    std::vector<std::string> facts;
+    std::size_t payloadBegin = 0, payloadEnd = 0;
+};
+
+// The file's layout, or why it cannot be replayed (another format, cut short).
+Result<CacheFileLayout> readLayout(const std::string &path, std::span<const std::byte> bytes)
+{
+    const std::string_view text(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+    if (!text.starts_with(kMagic))
+        return Error::invalid(path, text.starts_with("SLUICE-CACHE") ? "it was written by another version of Sluice" : "it is not a Sluice cache file");
+    const auto end = text.find("\n\n", sizeof(kMagic) - 2);
+    if (end == std::string_view::npos)
+        return Error::invalid(path, "it is incomplete (cut short in its header)");
+    CacheFileLayout layout;
+    layout.payloadBegin = end + 2;
+    std::string_view lines = text.substr(sizeof(kMagic) - 1, end + 1 - (sizeof(kMagic) - 1));
+    while (!lines.empty()) {
+        const auto nl = lines.find('\n');
+        layout.facts.emplace_back(lines.substr(0, nl));
+        lines.remove_prefix(nl + 1);
+    }
+    std::uint64_t headerSize = 0;
+    if (bytes.size() < layout.payloadBegin + kTrailerSize ||
+        std::memcmp(bytes.data() + bytes.size() - kTrailerSize, kTrailerMagic, sizeof kTrailerMagic) != 0)
+        return Error::invalid(path, "it is incomplete (no end mark: cut short or still being written)");
+    std::memcpy(&headerSize, bytes.data() + bytes.size() - 8, 8);
+    if (headerSize != layout.payloadBegin)
+        return Error::invalid(path, "it is damaged (its end mark does not match its header)");
+    layout.payloadEnd = bytes.size() - kTrailerSize;
+    return layout;
+}
 
 struct CacheState
 {
@@ -71,8 +126,8 @@ std::vector<std::byte> serialize(const Element &e)
 class RecordIterator final : public Iterator
 {
 public:
-    RecordIterator(std::unique_ptr<Iterator> input, std::shared_ptr<CacheState> state, std::optional<AtomicFile> file)
-        : m_input(std::move(input)), m_state(std::move(state)), m_file(std::move(file))
+    RecordIterator(std::unique_ptr<Iterator> input, std::shared_ptr<CacheState> state, std::optional<AtomicFile> file, std::uint64_t headerSize = 0)
+        : m_input(std::move(input)), m_state(std::move(state)), m_file(std::move(file)), m_headerSize(headerSize)
     {
     }
     Result<Poll> next(Element &out) override
@@ -85,12 +140,20 @@ public:
                 const auto bytes = serialize(out);
                 if (Status s = m_file->write(bytes); !s.ok())
                     return s.error();
+                ++m_count;
             } else {
                 m_recorded.push_back(out);
             }
             return r;
         }
         if (m_file) {
+            // The end mark last: a file without it was cut short and is never replayed.
+            std::array<std::byte, kTrailerSize> trailer;
+            std::memcpy(trailer.data(), kTrailerMagic, 8);
+            std::memcpy(trailer.data() + 8, &m_count, 8);
+            std::memcpy(trailer.data() + 16, &m_headerSize, 8);
+            if (Status s = m_file->write(trailer); !s.ok())
+                return s.error();
             if (Status s = m_file->commit(); !s.ok())
                 return s.error();
             m_file.reset();
@@ -106,19 +169,20 @@ private:
     std::unique_ptr<Iterator> m_input;
     std::shared_ptr<CacheState> m_state;
     std::optional<AtomicFile> m_file;
+    std::uint64_t m_headerSize = 0, m_count = 0;
     std::vector<Element> m_recorded;
 };
 
 class FileReplayIterator final : public Iterator
 {
 public:
-    FileReplayIterator(std::shared_ptr<const MappedFile> file, std::size_t offset, const ElementSpec &spec)
-        : m_file(std::move(file)), m_offset(offset), m_spec(spec)
+    FileReplayIterator(std::shared_ptr<const MappedFile> file, std::size_t offset, std::size_t end, const ElementSpec &spec)
+        : m_file(std::move(file)), m_offset(offset), m_end(end), m_spec(spec)
     {
     }
     Result<Poll> next(Element &out) override
     {
-        const auto bytes = m_file->bytes();
+        const auto bytes = m_file->bytes().first(m_end);
         if (m_offset == bytes.size())
             return Poll::End;
         out.tensors.clear();
@@ -158,7 +222,7 @@ private:
     {
         if (n == 0)
             return true; // a scalar's empty shape: nothing to copy (and dst may be null)
-        if (n > m_file->size() - m_offset)
+        if (n > m_end - m_offset)
             return false;
         std::memcpy(dst, m_file->bytes().data() + m_offset, n);
         m_offset += n;
@@ -167,16 +231,31 @@ private:
     Error corrupt() const { return Error::corrupt(m_file->path(), "cache file is damaged at byte " + std::to_string(m_offset) + "; delete it"); }
 
     std::shared_ptr<const MappedFile> m_file;
-    std::size_t m_offset;
+    std::size_t m_offset, m_end;
     const ElementSpec &m_spec;
 };
 
 class CacheDataset final : public Dataset
 {
 public:
-    CacheDataset(StageStats *stats, DatasetPtr input, std::string path)
-        : Dataset(input->spec(), stats), m_input(std::move(input)), m_path(std::move(path)), m_state(std::make_shared<CacheState>())
+    CacheDataset(StageStats *stats, DatasetPtr input, std::string path, std::vector<std::string> facts)
+        : Dataset(input->spec(), stats), m_input(std::move(input)), m_path(std::move(path)), m_facts(std::move(facts)),
+          m_state(std::make_shared<CacheState>())
     {
+    }
+
+    // Why the file at the cache's path cannot be replayed now; empty when it can (or is absent).
+    static std::string staleness(const std::string &path, const std::vector<std::string> &facts)
+    {
+        if (!std::filesystem::exists(path))
+            return {};
+        auto file = MappedFile::open(path);
+        if (!file.ok())
+            return file.error().reason;
+        auto layout = readLayout(path, (*file)->bytes());
+        if (!layout.ok())
+            return layout.error().reason;
+        return fingerprintDifference(layout->facts, facts);
     }
     std::int64_t cardinality() const override { return m_input->cardinality(); }
 
@@ -189,23 +268,23 @@ protected:
                 return std::make_unique<ReplayIterator>(m_state->elements);
             return std::make_unique<RecordIterator>(m_input->makeIterator(context), m_state, std::nullopt);
         }
-        const std::string header = std::string(kMagic) + spec().text() + "\n";
+        // A file written from the same facts, complete, is replayed; anything else is written
+        // anew (the build said why, or refused it with on_mismatch "error"), replacing it only
+        // once the pass is complete.
         if (std::filesystem::exists(m_path)) {
             auto file = MappedFile::open(m_path);
             if (!file.ok())
                 return failing(file.error());
-            const auto bytes = (*file)->bytes();
-            if (bytes.size() < header.size() || std::memcmp(bytes.data(), header.data(), header.size()) != 0)
-                return failing(Error::invalid(m_path, "cache file was written by a different pipeline (its elements differ from " +
-                                                          spec().text() + "); delete it to rebuild the cache"));
-            return std::make_unique<FileReplayIterator>(std::move(file).value(), header.size(), spec());
+            if (auto layout = readLayout(m_path, (*file)->bytes()); layout.ok() && layout->facts == m_facts)
+                return std::make_unique<FileReplayIterator>(std::move(file).value(), layout->payloadBegin, layout->payloadEnd, spec());
         }
+        const std::string header = headerOf(m_facts);
         auto file = AtomicFile::create(m_path);
         if (!file.ok())
             return failing(file.error());
         if (Status s = file->write(header); !s.ok())
             return failing(s.error());
-        return std::make_unique<RecordIterator>(m_input->makeIterator(context), m_state, std::move(file).value());
+        return std::make_unique<RecordIterator>(m_input->makeIterator(context), m_state, std::move(file).value(), header.size());
     }
 
 private:
@@ -225,14 +304,27 @@ private:
 
     DatasetPtr m_input;
     std::string m_path;
+    std::vector<std::string> m_facts;
     std::shared_ptr<CacheState> m_state;
 };
 
 std::shared_ptr<Dataset> buildCache(BuildContext &context, Params &params, const Inputs &inputs)
 {
     const std::string filename = params.string("filename", "");
-    return std::make_shared<CacheDataset>(context.statsFor(params.node()), inputs.at(0),
-                                          filename.empty() ? "" : context.project().resolvePath(filename));
+    const std::string onMismatch = params.choice("on_mismatch", std::string("rebuild"), {"rebuild", "error"});
+    StageStats *stats = context.statsFor(params.node());
+    if (filename.empty())
+        return std::make_shared<CacheDataset>(stats, inputs.at(0), "", std::vector<std::string>{});
+    const std::string path = context.project().resolvePath(filename);
+    std::vector<std::string> facts = cacheFingerprint(context, params.node().id, inputs.at(0)->spec());
+    if (const std::string why = CacheDataset::staleness(path, facts); !why.empty()) {
+        if (onMismatch == "error")
+            params.fail("filename", filename + " cannot be replayed: " + why + " (delete it, or set on_mismatch to \"rebuild\")");
+        const std::string note = "rebuilding " + filename + ": " + why;
+        stats->note = note;
+        context.addNote("cache '" + params.node().id + "': " + note);
+    }
+    return std::make_shared<CacheDataset>(stats, inputs.at(0), path, std::move(facts));
 }
 
 } // namespace
@@ -242,7 +334,11 @@ void registerCacheOp(std::vector<OpInfo> &ops)
     ops.push_back({"cache", "performance",
                    "Keeps the first complete pass (in memory, or in filename) and replays it on later passes, as tf.data "
                    "cache. A pass that stops early caches nothing.",
-                   {{"filename", "path", "", "a cache file, reused by later runs while the pipeline is unchanged (absent or \"\": the cache is in memory)"}},
+                   {{"filename", "path", "",
+                     "a cache file, reused by later runs while everything upstream is unchanged: stages, parameters, seeds and "
+                     "the files read (absent or \"\": the cache is in memory)"},
+                    {"on_mismatch", "enum:rebuild|error", "rebuild",
+                     "a cache file written from something else, or cut short: rebuilt (a note says why) or an error"}},
                    1, 1, buildCache});
 }
 

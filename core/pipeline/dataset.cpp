@@ -77,7 +77,7 @@ Result<std::optional<Element>> BlockingReader::next(std::chrono::milliseconds ti
             const std::string failure = m_runtime.failure();
             if (!failure.empty())
                 return Error::io("pipeline", failure);
-            return Error::invalid("pipeline", "cancelled");
+            return Error::cancelled("pipeline");
         }
         {
             std::lock_guard lock(m_signal->mutex);

@@ -78,7 +78,7 @@ private:
 using DatasetPtr = std::shared_ptr<const Dataset>;
 
 // The error a stage returns when it notices cancellation in a long loop of its own.
-inline Error cancelledError() { return Error::invalid("pipeline", "cancelled"); }
+inline Error cancelledError() { return Error::cancelled("pipeline"); }
 
 // The counters of the random-access chain below `stats` (its inputs, their first inputs, …), which
 // the fused gather and row iterators credit with the rows they read on the chain's behalf.

@@ -14,7 +14,7 @@ namespace sluice::pipeline {
 namespace {
 
 // A host's error (a Python traceback) as the node's.
-Error atNode(const Error &error, const std::string &where) { return Error{error.kind, where, error.message()}; }
+Error atNode(const Error &error, const std::string &where) { return Error::make(error.kind, where, error.message()); }
 
 std::vector<std::string> searchPath(const BuildContext &context)
 {

@@ -24,6 +24,7 @@ struct Pipeline::Impl
     std::deque<StageStats> stats;
     std::vector<std::shared_ptr<std::atomic<std::uint64_t>>> passCounters; // of the random ops, in build order
     std::vector<StageStats *> order; // source first
+    std::vector<std::string> notes;  // from the build
     std::unique_ptr<Runtime> runtime;
     DatasetPtr output;
     std::string outputNode;
@@ -100,12 +101,13 @@ Result<std::unique_ptr<Pipeline>> Pipeline::build(const Project &project, Pipeli
         context.setResidentBudget(options.residentBudgetBytes ? options.residentBudgetBytes : physicalMemoryBytes() / 4);
         impl.output = context.build(output);
         impl.passCounters = context.passCounters();
+        impl.notes = context.notes();
     } catch (const BuildFailure &failure) {
         Error e = failure.error;
         e.what = what;
         return e;
     } catch (const std::bad_alloc &) {
-        return Error::io(what, "out of memory while building the pipeline");
+        return Error::outOfMemory(what, "out of memory while building the pipeline");
     }
     impl.outputNode = output;
     impl.project = project;
@@ -121,6 +123,7 @@ Result<std::unique_ptr<Pipeline>> Pipeline::build(const Project &project, Pipeli
 
 const ElementSpec &Pipeline::elementSpec() const { return m_impl->output->spec(); }
 const std::string &Pipeline::outputNode() const { return m_impl->outputNode; }
+const std::vector<std::string> &Pipeline::notes() const { return m_impl->notes; }
 std::int64_t Pipeline::cardinality() const { return m_impl->output->cardinality(); }
 
 Result<std::optional<Element>> Pipeline::next() { return next(std::function<bool()>{}); }
@@ -242,6 +245,7 @@ PipelineSnapshot Pipeline::Impl::snapshot() const
         StageSnapshot st;
         st.id = s->nodeId;
         st.op = s->op;
+        st.note = s->note;
         st.async = s->async;
         st.elements = s->elements.load();
         st.bytes = s->bytes.load();

@@ -66,6 +66,9 @@ public:
     void setConsumerAttached(bool attached);
     PipelineSnapshot snapshot() const;
     StatsSink &sink();
+    // What the build has to tell the user once, as "note:" lines ("cache 'c': rebuilding
+    // cache.bin: source file x.npy changed …"); callers print them or emit them as notices.
+    const std::vector<std::string> &notes() const;
 
 private:
     Pipeline();

@@ -140,6 +140,8 @@ nlohmann::json PipelineSnapshot::toJson() const
             j["queue_capacity"] = s.queueCapacity;
             j["parallelism"] = s.parallelism;
         }
+        if (!s.note.empty())
+            j["note"] = s.note;
         if (!s.tuned.empty())
             j["tuned"] = s.tuned;
         if (!s.tunedWhy.empty())

@@ -43,6 +43,7 @@ struct StorageSnapshot
 struct StageSnapshot
 {
     std::string id, op;
+    std::string note; // StageStats::note
     bool async = false;
     std::uint64_t elements = 0, bytes = 0;
     double elementsPerSecond = 0, bytesPerSecond = 0;

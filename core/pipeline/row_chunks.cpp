@@ -15,7 +15,7 @@ std::optional<Error> chunkError(const Element &chunk, std::size_t features)
     if (chunk.tensors.size() <= features)
         return std::nullopt;
     const auto &e = chunk.tensors.back().stringValues();
-    return Error{Error::Kind(std::stoi(e.at(0))), e.at(1), e.at(2)};
+    return Error::make(Error::Kind(std::stoi(e.at(0))), e.at(1), e.at(2));
 }
 
 std::uint64_t chunkRows(const Element &chunk)

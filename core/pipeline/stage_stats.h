@@ -70,6 +70,7 @@ struct StageStats
     // build time; 0: on their consumer's thread, one element at a time), and which interleave.
     int concurrency = 0;
     std::string interleaveId;
+    std::string note; // set at build time: what the stage did that the user should know (a cache rebuilt, and why)
     // shuffle: its buffer's size, the elements in it, and the time spent filling it before a
     // pass's first element (summed over passes; fillingSinceNs set while a fill is under way).
     std::uint64_t shuffleBufferSize = 0;

@@ -4,8 +4,11 @@
 #include "io/npz_writer.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <unistd.h>
 
 namespace sluice::train {
 
@@ -87,6 +90,54 @@ void pruneCheckpoints(const std::string &dir, int keep)
     std::error_code ec;
     for (std::size_t i = std::size_t(std::max(keep, 0)); i < all.size(); ++i)
         fs::remove(all[i], ec);
+}
+
+namespace {
+
+std::string gib(std::uint64_t bytes)
+{
+    char text[32];
+    if (bytes >= (std::uint64_t(1) << 30))
+        std::snprintf(text, sizeof text, "%.1f GiB", double(bytes) / double(std::uint64_t(1) << 30));
+    else
+        std::snprintf(text, sizeof text, "%.1f MiB", double(bytes) / double(1 << 20));
+    return text;
+}
+
+} // namespace
+
+Status checkCheckpointRoom(const std::string &dir, std::uint64_t bytesEach, int count, std::optional<std::uint64_t> availableBytes)
+{
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec)
+        return Error::invalid(dir, "cannot hold the run's checkpoints: the folder cannot be created (" + ec.message() + ")");
+    const std::string probe = dir + "/.sluice-write-check-" + std::to_string(::getpid());
+    std::FILE *f = std::fopen(probe.c_str(), "wb");
+    if (!f)
+        return Error::invalid(dir, std::string("cannot hold the run's checkpoints: the folder is not writable (") + std::strerror(errno) + ")");
+    const bool written = std::fputc('s', f) != EOF;
+    const bool closed = std::fclose(f) == 0;
+    std::remove(probe.c_str());
+    if (!written || !closed)
+        return Error::invalid(dir, "cannot hold the run's checkpoints: writing to the folder failed");
+    if (count <= 0)
+        return Status::success();
+    std::uint64_t available = 0;
+    if (availableBytes) {
+        available = *availableBytes;
+    } else {
+        const auto space = fs::space(dir, ec);
+        if (ec)
+            return Status::success(); // a file system that does not say: the writes will tell
+        available = space.available;
+    }
+    const std::uint64_t needed = bytesEach * std::uint64_t(count);
+    if (needed > available)
+        return Error::invalid(dir, "has " + gib(available) + " free, and the run keeps up to " + std::to_string(count) + " checkpoint" +
+                                       (count == 1 ? "" : "s") + " of " + gib(bytesEach) + " (" + gib(needed) +
+                                       "): free space, choose another --out, or lower training.checkpoint.keep");
+    return Status::success();
 }
 
 } // namespace sluice::train

@@ -33,4 +33,10 @@ std::vector<std::string> listCheckpoints(const std::string &dir);
 // Deletes all but the newest `keep`.
 void pruneCheckpoints(const std::string &dir, int keep);
 
+// Whether a run can write its checkpoints into `dir`, checked before its first step: the folder
+// is created and written to (a probe file), and its free space holds `count` checkpoints of
+// `bytesEach` (a new one is written before the oldest goes). The error names the folder and
+// the figures; `availableBytes` is for tests (nothing: asked of the file system).
+Status checkCheckpointRoom(const std::string &dir, std::uint64_t bytesEach, int count, std::optional<std::uint64_t> availableBytes = std::nullopt);
+
 } // namespace sluice::train

@@ -1,7 +1,10 @@
 #include "train/trainer_impl.h"
 
+#include "train/checkpoint.h"
 #include "train/cpu/gemm.h"
 #include "train/worker_sharding.h"
+
+#include <algorithm>
 
 #include <oneapi/tbb/info.h>
 #include <oneapi/tbb/parallel_for.h>
@@ -55,6 +58,9 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Project &project, const T
     }
     if (project.model.is_null())
         return Error::invalid("model", "the project has no \"model\" to train");
+    // Never accepted and ignored: the CPU backend computes in fp32 only.
+    if (config.devices.empty() && config.precision != "fp32")
+        return Error::invalid("precision", config.precision + " needs a GPU (--device cuda, or \"devices\" in training): the CPU backend computes in fp32");
 
     auto output = impl.project.outputNode();
     if (!output)
@@ -76,6 +82,7 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Project &project, const T
         return pipe.error();
     impl.pipeline = std::move(*pipe);
     impl.pipeline->setConsumerAttached(true);
+    impl.pipelineNotes = impl.pipeline->notes();
     if (config.validationNode) {
         if (globalBatchNode(project, *config.validationNode).empty())
             return Error::invalid("training.validation.node", "'" + *config.validationNode + "' does not batch its elements: add a batch stage");
@@ -84,6 +91,9 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Project &project, const T
         if (!val)
             return val.error();
         impl.validation = std::move(*val);
+        for (const auto &note : impl.validation->notes())
+            if (std::find(impl.pipelineNotes.begin(), impl.pipelineNotes.end(), note) == impl.pipelineNotes.end())
+                impl.pipelineNotes.push_back(note);
     }
 
     auto model = Model::build(project.model, impl.pipeline->elementSpec());
@@ -186,6 +196,17 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Project &project, const T
         if (!w)
             return w.error();
         impl.weights = std::move(*w);
+    }
+    // Checkpoints that cannot be written are found now, not at the end of the first epoch.
+    if (!impl.options.checkpointDir.empty() && impl.reducer->processIndex() == 0) {
+        std::uint64_t floats = impl.model->parameterCount();
+        for (const auto &slot : impl.optimizer->slots())
+            floats += slot.values.size();
+        const bool checkpoints = impl.config.checkpoint.everyEpoch || impl.config.checkpoint.everySteps > 0;
+        // Up to `keep` checkpoints, and one more while the newest is written before the oldest goes.
+        const int count = checkpoints ? std::max(1, impl.config.checkpoint.keep) + 1 : 0;
+        if (auto s = checkCheckpointRoom(impl.options.checkpointDir, floats * 4 + (1 << 16), count); !s.ok())
+            return s.error();
     }
     return trainer;
 }

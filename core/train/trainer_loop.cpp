@@ -2,6 +2,8 @@
 // report, checkpoint; then the epoch's end (validation, metrics, checkpoint).
 #include "train/trainer_impl.h"
 
+#include "io/error_json.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -176,7 +178,9 @@ RunOutcome Trainer::run()
         outcome.status = RunStatus::Failed;
         outcome.error = std::move(e);
         outcome.steps = impl.step;
-        impl.emit({{"event", "run_end"}, {"status", "failed"}, {"error", outcome.error->message()}, {"step", impl.step}});
+        nlohmann::json end{{"event", "run_end"}, {"status", "failed"}, {"step", impl.step}};
+        addErrorFields(end, *outcome.error);
+        impl.emit(end);
         return outcome;
     };
     auto cancelled = [&](int epoch) {
@@ -216,6 +220,8 @@ RunOutcome Trainer::run()
             return fail(s.error());
     if (!impl.deviceNote.empty())
         impl.emit({{"event", "notice"}, {"message", impl.deviceNote}});
+    for (const auto &note : impl.pipelineNotes)
+        impl.emit({{"event", "notice"}, {"message", note}});
 
     std::int64_t parameters = 0;
     for (const auto &p : model.parameters())

@@ -5,24 +5,27 @@
 #include "train/model.h"
 
 #include <QMetaObject>
-#include <QRegularExpression>
 
 namespace sluice::widgets {
 
 namespace {
 
-// `node "b" (batch): batch_size: must be at least 1` → node b, parameter batch_size.
-void attribute(const std::string &message, QMap<QString, StageCheck> &stages, const QString &fallbackId)
+// The error on the stage it names (core's Error::node and ::param), shown without the
+// "node "b" (batch): " its text starts with, which the card says already.
+void attribute(const Error &error, const Project &project, QMap<QString, StageCheck> &stages, const QString &fallbackId)
 {
-    static const QRegularExpression pattern(QStringLiteral(R"re(node "([^"]+)" \([^)]*\): (?:([A-Za-z_][A-Za-z0-9_.]*): )?(.*))re"));
-    const QString text = QString::fromStdString(message);
-    const auto match = pattern.match(text);
-    const QString id = match.hasMatch() ? match.captured(1) : fallbackId;
+    const QString id = error.node.empty() ? fallbackId : QString::fromStdString(error.node);
     if (!stages.contains(id) || !stages[id].error.isEmpty())
         return;
+    std::string text = error.reason;
+    if (const PipelineNode *node = project.findNode(id.toStdString())) {
+        const std::string where = "node \"" + node->id + "\" (" + node->op + "): ";
+        if (text.rfind(where, 0) == 0)
+            text = text.substr(where.size());
+    }
     StageCheck &stage = stages[id];
-    stage.error = match.hasMatch() ? (match.captured(2).isEmpty() ? match.captured(3) : match.captured(2) + QStringLiteral(": ") + match.captured(3)) : text;
-    stage.parameter = match.hasMatch() ? match.captured(2).section(QLatin1Char('.'), 0, 0) : QString();
+    stage.error = QString::fromStdString(text);
+    stage.parameter = QString::fromStdString(error.param);
     stage.features.clear();
     stage.featureNames.clear();
     stage.featureTypes.clear();
@@ -50,7 +53,7 @@ ProjectCheck checkProject(const Project &project)
         options.autotune = false;
         auto built = pipeline::Pipeline::build(project, options);
         if (!built) {
-            attribute(built.error().reason, check.stages, qid);
+            attribute(built.error(), project, check.stages, qid);
             continue;
         }
         StageCheck &stage = check.stages[qid];
