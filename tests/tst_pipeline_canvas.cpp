@@ -14,6 +14,8 @@
 
 #include <QJsonArray>
 #include <QMimeData>
+#include <QProgressDialog>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QUrl>
@@ -223,9 +225,14 @@ private Q_SLOTS:
         writeFile(m_dir.filePath("sensors.tsv").toStdString(), "t\tvalue\tsite\n1\t0.5\tnorth\n2\t0.25\tsouth\n");
         auto *files = new QMimeData;
         files->setUrls({QUrl::fromLocalFile(m_dir.filePath("sensors.tsv"))});
+        QSignalSpy added(m_view.get(), &PipelineView::sourcesAdded);
         QVERIFY(drop(*m_view, files, at(QPointF(50, 50))));
         delete files;
+        // Read through on a thread of its own: the sources come in once it is done.
+        QVERIFY(m_view->readingProgress());
+        QTRY_COMPARE(added.size(), 1);
         QCOMPARE(m_doc->nodeIds(), QStringList({"from_csv"}));
+        QCOMPARE(added.first().at(0).toStringList(), QStringList({"from_csv"}));
         const auto &params = m_doc->project().findNode("from_csv")->params;
         QCOMPARE(params["columns"], nlohmann::json::parse(R"({"t": "int64", "value": "float32", "site": "string"})"));
         QCOMPARE(params["field_delim"].get<std::string>(), std::string("\t"));
@@ -233,6 +240,27 @@ private Q_SLOTS:
         m_scene->setCheck(checkProject(m_doc->project()));
         QCOMPARE(m_scene->node("from_csv")->error(), QString());
         QVERIFY(m_scene->node("from_csv")->toolTip().contains("site: string"));
+    }
+
+    // A large TFRecord or CSV file takes a while to read: Cancel in the progress dialog drops
+    // the result, and nothing is added.
+    void readingADropCanBeCancelled()
+    {
+        writeFile(m_dir.filePath("rows.csv").toStdString(), "a,b\n1,2\n");
+        auto *files = new QMimeData;
+        files->setUrls({QUrl::fromLocalFile(m_dir.filePath("rows.csv"))});
+        QSignalSpy messages(m_view.get(), &PipelineView::statusMessage);
+        QVERIFY(drop(*m_view, files, at(QPointF(50, 50))));
+        delete files;
+        QPointer<QProgressDialog> progress = m_view->readingProgress();
+        QVERIFY(progress);
+        progress->show(); // shown at once here; on its own after 300 ms
+        auto *cancel = progress->findChild<QPushButton *>();
+        QVERIFY(cancel && cancel->text().contains("Cancel"));
+        QTest::mouseClick(cancel, Qt::LeftButton);
+        QTRY_VERIFY(!progress); // gone once the reading thread is done
+        QVERIFY(m_doc->nodeIds().isEmpty());
+        QVERIFY(!messages.isEmpty() && messages.last().at(0).toString().contains("cancelled"));
     }
 
     void validationErrorsAppearOnTheStageThatHasThem()

@@ -1,6 +1,7 @@
 #include "cli/run_output.h"
 
 #include "io/atomic_file.h"
+#include "io/csv_text.h"
 
 #include <unistd.h>
 
@@ -65,15 +66,12 @@ std::optional<std::string> RunOutput::open()
         return events + ": cannot write";
     if (m_options.resume) {
         // Keep the epochs the interrupted run finished.
-        std::ifstream csv(m_options.outDir + "/metrics.csv");
-        std::string line;
-        if (std::getline(csv, line)) {
-            std::stringstream header(line);
-            for (std::string column; std::getline(header, column, ',');)
-                m_columns.push_back(column);
-            while (std::getline(csv, line))
-                if (!line.empty())
-                    m_rows.push_back(line);
+        if (std::filesystem::exists(m_options.outDir + "/metrics.csv")) {
+            auto table = readCsvTable(m_options.outDir + "/metrics.csv");
+            if (!table)
+                return table.error().message();
+            m_columns = std::move(table->columns);
+            m_rows = std::move(table->rows);
         }
     }
     return std::nullopt;
@@ -122,13 +120,13 @@ void RunOutput::onEvent(const nlohmann::json &event)
             for (const char *k : {"learning_rate", "seconds", "samples_per_s"})
                 m_columns.push_back(k);
         }
-        std::string row;
-        for (std::size_t i = 0; i < m_columns.size(); ++i)
-            row += (i ? "," : "") + (event.contains(m_columns[i]) ? csvValue(event[m_columns[i]]) : std::string());
+        std::vector<std::string> row;
+        for (const auto &column : m_columns)
+            row.push_back(event.contains(column) ? csvValue(event[column]) : std::string());
         // A resumed run may finish an epoch the interrupted run had not: replace, never duplicate.
-        const std::string epochKey = csvValue(event["epoch"]) + ",";
-        std::erase_if(m_rows, [&](const std::string &r) { return r.rfind(epochKey, 0) == 0; });
-        m_rows.push_back(row);
+        const std::string epoch = csvValue(event["epoch"]);
+        std::erase_if(m_rows, [&](const std::vector<std::string> &r) { return !r.empty() && r[0] == epoch; });
+        m_rows.push_back(std::move(row));
         writeMetricsCsv();
     }
     if (m_options.quiet)
@@ -223,12 +221,9 @@ void RunOutput::writeMetricsCsv()
 {
     if (m_options.outDir.empty())
         return;
-    std::string text;
-    for (std::size_t i = 0; i < m_columns.size(); ++i)
-        text += (i ? "," : "") + m_columns[i];
-    text += "\n";
+    std::string text = csvLine(m_columns);
     for (const auto &r : m_rows)
-        text += r + "\n";
+        text += csvLine(r);
     auto file = AtomicFile::create(m_options.outDir + "/metrics.csv");
     if (!file)
         return;

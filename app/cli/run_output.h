@@ -45,7 +45,7 @@ private:
     std::FILE *m_events = nullptr;
     bool m_terminal = false, m_progressShown = false;
     std::vector<std::string> m_columns;
-    std::vector<std::string> m_rows; // CSV lines without the header
+    std::vector<std::vector<std::string>> m_rows; // metrics.csv's rows, a field per column
     std::string m_gpuSummary;        // the latest "gpu" event, for the progress line
     std::mutex m_mutex;              // serialises onEvent()
 };

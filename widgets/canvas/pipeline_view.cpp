@@ -1,24 +1,29 @@
 #include "canvas/pipeline_view.h"
 
+#include "canvas/model_card_item.h"
 #include "canvas/node_item.h"
 #include "canvas/pipeline_scene.h"
-#include "canvas/model_card_item.h"
 #include "canvas/source_from_files.h"
 #include "document/project_document.h"
 #include "pipeline/op_registry.h"
 #include "stage_palette_model.h"
 
 #include <QDragEnterEvent>
+#include <QFileInfo>
 #include <QMenu>
 #include <QMimeData>
 #include <QPainter>
+#include <QProgressDialog>
 #include <QScrollBar>
+#include <QThread>
 #include <QUndoStack>
 #include <QResizeEvent>
 #include <QUrl>
 #include <QWheelEvent>
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
 
 namespace sluice::widgets {
 
@@ -204,7 +209,40 @@ QMenu *PipelineView::linkMenu() const { return m_linkMenu; }
 QStringList PipelineView::addSourcesFromFiles(const QStringList &paths, QPointF scenePos)
 {
     ProjectDocument *document = m_scene->document();
-    const DroppedFiles dropped = sourcesFromFiles(paths, document->folder());
+    if (std::none_of(paths.begin(), paths.end(), readsThrough))
+        return addDroppedSources(sourcesFromFiles(paths, document->folder()), scenePos);
+
+    // A TFRecord or CSV file is read through for its spec: on a thread of its own, so the window
+    // stays live, behind a progress dialog whose Cancel drops the result.
+    auto result = std::make_shared<DroppedFiles>();
+    auto cancelled = std::make_shared<bool>(false);
+    QThread *reader = QThread::create([result, paths, folder = document->folder()] { *result = sourcesFromFiles(paths, folder); });
+    QStringList names;
+    for (const QString &p : paths)
+        names << QFileInfo(p).fileName();
+    auto *progress = new QProgressDialog(tr("Reading the features of %1…").arg(names.join(QStringLiteral(", "))), tr("Cancel"), 0, 0, this);
+    progress->setWindowTitle(tr("Adding Sources"));
+    progress->setMinimumDuration(300);
+    progress->setAutoClose(false);
+    progress->setAutoReset(false);
+    m_reading = progress;
+    connect(progress, &QProgressDialog::canceled, this, [cancelled] { *cancelled = true; });
+    connect(reader, &QThread::finished, this, [this, result, cancelled, progress, scenePos] {
+        progress->deleteLater();
+        if (*cancelled) {
+            Q_EMIT statusMessage(tr("Adding the sources was cancelled"));
+            return;
+        }
+        Q_EMIT sourcesAdded(addDroppedSources(*result, scenePos));
+    });
+    connect(reader, &QThread::finished, reader, &QObject::deleteLater);
+    reader->start();
+    return {};
+}
+
+QStringList PipelineView::addDroppedSources(const DroppedFiles &dropped, QPointF scenePos)
+{
+    ProjectDocument *document = m_scene->document();
     QStringList ids;
     if (!dropped.sources.empty()) {
         document->undoStack()->beginMacro(tr("Add sources from files"));

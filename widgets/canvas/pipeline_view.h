@@ -8,14 +8,17 @@
 
 #include <QGraphicsView>
 #include <QPointer>
+#include <QProgressDialog>
 #include <QStringList>
 
 class QMenu;
+
 class QMimeData;
 
 namespace sluice::widgets {
 
 class PipelineScene;
+struct DroppedFiles;
 
 class PipelineView : public QGraphicsView
 {
@@ -47,10 +50,18 @@ public Q_SLOTS:
     QString insertAfterSelection(const QString &op);
     // Adds `op` at `scenePos` fed by `from`, as one undoable step.
     QString addConnectedStage(const QString &from, const QString &op, QPointF scenePos);
+    // Sources for data files dropped at `scenePos`. .npy and .npz files are added at once (their
+    // headers are all it reads) and their ids returned. TFRecord and CSV files are read through
+    // for their feature spec, which takes a while on a large file: that runs on a thread of its
+    // own behind a progress dialog with Cancel, and sourcesAdded() says when the sources are in
+    // (nothing is returned then).
     QStringList addSourcesFromFiles(const QStringList &paths, QPointF scenePos);
+    // The progress dialog of a drop being read, while there is one.
+    QProgressDialog *readingProgress() const { return m_reading; }
 
 Q_SIGNALS:
     void statusMessage(const QString &message);
+    void sourcesAdded(const QStringList &ids); // a drop read in the background is in
 
 protected:
     void wheelEvent(QWheelEvent *event) override;
@@ -72,7 +83,10 @@ private:
     // Moves `first` and every stage after it right by `dx` (part of the caller's undo step).
     void shiftDownstream(const QString &first, double dx);
 
+    QStringList addDroppedSources(const DroppedFiles &dropped, QPointF scenePos);
+
     QPointer<QMenu> m_linkMenu;
+    QPointer<QProgressDialog> m_reading;
 
     PipelineScene *m_scene;
     bool m_panning = false;

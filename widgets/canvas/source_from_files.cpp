@@ -51,6 +51,7 @@ nlohmann::json reportOf(const QString &path, QStringList &problems)
 } // namespace
 
 bool isDataFile(const QString &path) { return kindOf(path) != Kind::Other; }
+bool readsThrough(const QString &path) { return kindOf(path) == Kind::TfRecord || kindOf(path) == Kind::Csv; }
 
 DroppedFiles sourcesFromFiles(const QStringList &paths, const QString &projectFolder)
 {

@@ -27,6 +27,8 @@ struct DroppedFiles
 };
 
 bool isDataFile(const QString &path); // by extension: .npy .npz .tfrecord(.gz) .tfrecords .csv .tsv
+// Whether its source's spec is read from the whole file (TFRecord, CSV), not from a header.
+bool readsThrough(const QString &path);
 DroppedFiles sourcesFromFiles(const QStringList &paths, const QString &projectFolder);
 
 } // namespace sluice::widgets

@@ -1,5 +1,7 @@
 #include "charts/run_folder.h"
 
+#include "io/csv_text.h"
+
 #include "charts/run_record.h"
 
 #include <QDir>
@@ -43,31 +45,24 @@ Status readEvents(const QString &path, RunRecord &record, bool epochsFromCsv)
 
 Status readMetricsCsv(const QString &path, RunRecord &record)
 {
-    // RunOutput writes plain CSV: a header of names, then numbers (never quoted fields).
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly | QIODevice::Text))
-        return Error::io(path8(path), file.errorString().toStdString());
-    const QList<QByteArray> header = file.readLine().trimmed().split(',');
-    if (header.isEmpty() || header.first().isEmpty())
+    // CSV as RunOutput writes it (io/csv_text.h): names may be quoted, values are numbers.
+    auto table = readCsvTable(path8(path));
+    if (!table)
+        return table.error();
+    if (table->columns.empty())
         return Status::success(); // the run ended before its first epoch
-    for (int lineNumber = 2; !file.atEnd(); ++lineNumber) {
-        const QByteArray line = file.readLine().trimmed();
-        if (line.isEmpty())
-            continue;
-        const QList<QByteArray> fields = line.split(',');
-        if (fields.size() != header.size())
-            return Error::corrupt(path8(path) + ":" + std::to_string(lineNumber),
-                                  std::to_string(fields.size()) + " fields where the header has " + std::to_string(header.size()));
+    for (std::size_t r = 0; r < table->rows.size(); ++r) {
+        const auto &fields = table->rows[r];
         QMap<QString, double> row;
-        for (int c = 0; c < fields.size(); ++c) {
-            if (fields[c].isEmpty())
+        for (std::size_t c = 0; c < fields.size() && c < table->columns.size(); ++c) {
+            if (fields[c].empty())
                 continue; // a metric this epoch did not report
             bool ok = false;
-            const double v = fields[c].toDouble(&ok);
+            const double v = QString::fromStdString(fields[c]).toDouble(&ok);
             if (!ok)
-                return Error::corrupt(path8(path) + ":" + std::to_string(lineNumber),
-                                      "\"" + fields[c].toStdString() + "\" in column " + header[c].toStdString() + " is not a number");
-            row.insert(QString::fromUtf8(header[c]), v);
+                return Error::corrupt(path8(path) + ":" + std::to_string(table->lines[r]),
+                                      "\"" + fields[c] + "\" in column " + table->columns[c] + " is not a number");
+            row.insert(QString::fromStdString(table->columns[c]), v);
         }
         record.addEpochRow(row);
     }
