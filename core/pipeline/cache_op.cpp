@@ -8,13 +8,13 @@
 // current ones, or that is cut short, is rebuilt (a note says why) or, with
 // "on_mismatch": "error", refused with the reason.
 //
-// File layout: "SLUICE-CACHE 2\n", the fact lines, an empty line, the elements, then the
-// trailer: 8 bytes "SLCEND02", the element count and the header's size (little-endian u64).
+// The file's format is io/cache_file.h's.
 #include "pipeline/build_context.h"
 #include "pipeline/cache_fingerprint.h"
 #include "pipeline/op_registry.h"
 
 #include "io/atomic_file.h"
+#include "io/cache_file.h"
 
 #include <array>
 #include <cstring>
@@ -23,53 +23,6 @@
 
 namespace sluice::pipeline {
 namespace {
-
-constexpr char kMagic[] = "SLUICE-CACHE 2\n";
-constexpr char kTrailerMagic[8] = {'S', 'L', 'C', 'E', 'N', 'D', '0', '2'};
-constexpr std::size_t kTrailerSize = 24;
-
-std::string headerOf(const std::vector<std::string> &facts)
-{
-    std::string header = kMagic;
-    for (const auto &f : facts)
-        header += f + "\n";
-    return header + "\n";
-}
-
-// What a cache file holds, once its header and trailer check out.
-struct CacheFileLayout
-{
-    std::vector<std::string> facts;
-    std::size_t payloadBegin = 0, payloadEnd = 0;
-};
-
-// The file's layout, or why it cannot be replayed (another format, cut short).
-Result<CacheFileLayout> readLayout(const std::string &path, std::span<const std::byte> bytes)
-{
-    const std::string_view text(reinterpret_cast<const char *>(bytes.data()), bytes.size());
-    if (!text.starts_with(kMagic))
-        return Error::invalid(path, text.starts_with("SLUICE-CACHE") ? "it was written by another version of Sluice" : "it is not a Sluice cache file");
-    const auto end = text.find("\n\n", sizeof(kMagic) - 2);
-    if (end == std::string_view::npos)
-        return Error::invalid(path, "it is incomplete (cut short in its header)");
-    CacheFileLayout layout;
-    layout.payloadBegin = end + 2;
-    std::string_view lines = text.substr(sizeof(kMagic) - 1, end + 1 - (sizeof(kMagic) - 1));
-    while (!lines.empty()) {
-        const auto nl = lines.find('\n');
-        layout.facts.emplace_back(lines.substr(0, nl));
-        lines.remove_prefix(nl + 1);
-    }
-    std::uint64_t headerSize = 0;
-    if (bytes.size() < layout.payloadBegin + kTrailerSize ||
-        std::memcmp(bytes.data() + bytes.size() - kTrailerSize, kTrailerMagic, sizeof kTrailerMagic) != 0)
-        return Error::invalid(path, "it is incomplete (no end mark: cut short or still being written)");
-    std::memcpy(&headerSize, bytes.data() + bytes.size() - 8, 8);
-    if (headerSize != layout.payloadBegin)
-        return Error::invalid(path, "it is damaged (its end mark does not match its header)");
-    layout.payloadEnd = bytes.size() - kTrailerSize;
-    return layout;
-}
 
 struct CacheState
 {
@@ -148,11 +101,7 @@ public:
         }
         if (m_file) {
             // The end mark last: a file without it was cut short and is never replayed.
-            std::array<std::byte, kTrailerSize> trailer;
-            std::memcpy(trailer.data(), kTrailerMagic, 8);
-            std::memcpy(trailer.data() + 8, &m_count, 8);
-            std::memcpy(trailer.data() + 16, &m_headerSize, 8);
-            if (Status s = m_file->write(trailer); !s.ok())
+            if (Status s = m_file->write(cacheTrailer(m_count, m_headerSize)); !s.ok())
                 return s.error();
             if (Status s = m_file->commit(); !s.ok())
                 return s.error();
@@ -179,60 +128,32 @@ public:
     FileReplayIterator(std::shared_ptr<const MappedFile> file, std::size_t offset, std::size_t end, const ElementSpec &spec)
         : m_file(std::move(file)), m_offset(offset), m_end(end), m_spec(spec)
     {
+        for (const auto &f : spec.features)
+            m_features.push_back({f.shape.size(), f.type.isString, f.type.isString ? 1 : itemSize(f.type.dtype)});
     }
     Result<Poll> next(Element &out) override
     {
-        const auto bytes = m_file->bytes().first(m_end);
-        if (m_offset == bytes.size())
+        if (m_offset == m_end)
             return Poll::End;
+        auto record = readCacheRecord(m_file->bytes(), m_offset, m_end, m_features);
+        if (!record)
+            return Error::corrupt(m_file->path(), "cache file is damaged at byte " + std::to_string(m_offset) + "; delete it");
         out.tensors.clear();
-        for (const auto &f : m_spec.features) {
-            std::uint32_t ndim;
-            if (!read(&ndim, 4) || ndim != f.shape.size())
-                return corrupt();
-            Shape shape(ndim);
-            if (!read(shape.data(), ndim * 8))
-                return corrupt();
-            if (f.type.isString) {
-                std::uint64_t n;
-                if (!read(&n, 8) || n != elementCount(shape))
-                    return corrupt();
-                std::vector<std::string> values(n);
-                for (auto &s : values) {
-                    std::uint64_t len;
-                    if (!read(&len, 8) || len > bytes.size() - m_offset)
-                        return corrupt();
-                    s.assign(reinterpret_cast<const char *>(bytes.data() + m_offset), len);
-                    m_offset += len;
-                }
-                out.tensors.push_back(Tensor::strings(std::move(shape), std::move(values)));
-                continue;
-            }
-            const std::uint64_t n = elementCount(shape) * itemSize(f.type.dtype);
-            if (n > bytes.size() - m_offset)
-                return corrupt();
-            out.tensors.push_back(Tensor::view(f.type.dtype, std::move(shape), SharedBytes{m_file, {bytes.data() + m_offset, n}}));
-            m_offset += n;
+        for (std::size_t i = 0; i < record->size(); ++i) {
+            CacheTensorRecord &t = (*record)[i];
+            if (m_spec.features[i].type.isString)
+                out.tensors.push_back(Tensor::strings(Shape(t.shape.begin(), t.shape.end()), std::move(t.strings)));
+            else
+                out.tensors.push_back(Tensor::view(m_spec.features[i].type.dtype, Shape(t.shape.begin(), t.shape.end()), SharedBytes{m_file, t.data}));
         }
         return Poll::Ready;
     }
 
 private:
-    bool read(void *dst, std::size_t n)
-    {
-        if (n == 0)
-            return true; // a scalar's empty shape: nothing to copy (and dst may be null)
-        if (n > m_end - m_offset)
-            return false;
-        std::memcpy(dst, m_file->bytes().data() + m_offset, n);
-        m_offset += n;
-        return true;
-    }
-    Error corrupt() const { return Error::corrupt(m_file->path(), "cache file is damaged at byte " + std::to_string(m_offset) + "; delete it"); }
-
     std::shared_ptr<const MappedFile> m_file;
     std::size_t m_offset, m_end;
     const ElementSpec &m_spec;
+    std::vector<CacheFeatureSpec> m_features;
 };
 
 class CacheDataset final : public Dataset
@@ -252,7 +173,7 @@ public:
         auto file = MappedFile::open(path);
         if (!file.ok())
             return file.error().reason;
-        auto layout = readLayout(path, (*file)->bytes());
+        auto layout = readCacheLayout(path, (*file)->bytes());
         if (!layout.ok())
             return layout.error().reason;
         return fingerprintDifference(layout->facts, facts);
@@ -275,10 +196,10 @@ protected:
             auto file = MappedFile::open(m_path);
             if (!file.ok())
                 return failing(file.error());
-            if (auto layout = readLayout(m_path, (*file)->bytes()); layout.ok() && layout->facts == m_facts)
+            if (auto layout = readCacheLayout(m_path, (*file)->bytes()); layout.ok() && layout->facts == m_facts)
                 return std::make_unique<FileReplayIterator>(std::move(file).value(), layout->payloadBegin, layout->payloadEnd, spec());
         }
-        const std::string header = headerOf(m_facts);
+        const std::string header = cacheHeader(m_facts);
         auto file = AtomicFile::create(m_path);
         if (!file.ok())
             return failing(file.error());
