@@ -271,6 +271,9 @@ private Q_SLOTS:
         QCOMPARE(ends[0].value("status").toString(), QString("ok"));
         QCOMPARE(ends[0].value("passes").toInt(), 3);
         QCOMPARE(ends[0].value("elements").toInteger(), qint64(750));
+        // The pipeline was freed on the run's worker, not on this (the window's) thread.
+        QVERIFY(session.lastTeardownThread() != std::thread::id());
+        QVERIFY(session.lastTeardownThread() != std::this_thread::get_id());
     }
 
     // The workbench keeps every run as `sluice run --out` does; a pipeline profile repeats its

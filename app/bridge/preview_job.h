@@ -3,9 +3,10 @@
 // first elements (pipeline::previewStage) and hands the table back as a signal.
 //
 // Threading contract: request(), the destructor and the signals belong to the owner's (GUI)
-// thread. Each request runs on its own std::thread; a newer request supersedes older ones,
-// whose results are dropped (style.md, stale results). The destructor joins every thread,
-// waiting for elements being taken.
+// thread. One worker std::thread runs one preview at a time; a request made while it works
+// replaces any waiting one, so however fast the user clicks there is at most one preview
+// running and one waiting, and only the newest request's result is emitted (style.md, stale
+// results). The destructor waits for the preview being taken and drops the waiting one.
 
 #include "pipeline/preview.h"
 
@@ -13,8 +14,9 @@
 #include <QString>
 
 #include <memory>
+#include <optional>
+#include <string>
 #include <thread>
-#include <vector>
 
 namespace sluice::bridge {
 
@@ -25,20 +27,31 @@ public:
     explicit PreviewJob(QObject *parent = nullptr);
     ~PreviewJob() override;
 
-    // Starts a preview of `node`; returns its id (ids grow from 1).
+    // Asks for a preview of `node`; returns its id (ids grow from 1).
     quint64 request(const Project &project, const QString &node, int elements);
-    bool isBusy() const { return m_running > 0; }
+    bool isBusy() const { return m_worker.joinable() || m_waiting.has_value(); }
+    // Previews actually taken since construction (superseded waiting requests are not).
+    int previewsTaken() const { return m_taken; }
 
 Q_SIGNALS:
     void ready(quint64 id, const sluice::pipeline::StagePreview &preview);
     void failed(quint64 id, const QString &message);
 
 private:
-    void deliver(quint64 id, std::thread::id thread, std::shared_ptr<Result<pipeline::StagePreview>> result);
+    struct Request
+    {
+        Project project;
+        std::string node;
+        int elements = 1;
+        quint64 id = 0;
+    };
+    void startNext();
+    void finish(quint64 id, std::shared_ptr<Result<pipeline::StagePreview>> result);
 
-    std::vector<std::thread> m_threads;
+    std::thread m_worker;
+    std::optional<Request> m_waiting;
     quint64 m_lastId = 0;
-    int m_running = 0;
+    int m_taken = 0;
 };
 
 } // namespace sluice::bridge

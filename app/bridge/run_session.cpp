@@ -58,6 +58,7 @@ struct RunSession::Run
     bool done = false;                 // GUARDED_BY(mutex): set last by the worker, after every append
     Status status = Status::Ok;        // GUARDED_BY(mutex): valid once done
     QString error;                     // GUARDED_BY(mutex): valid once done
+    std::thread::id tornDownOn;        // GUARDED_BY(mutex): the thread end() freed the objects on
 
     std::thread thread; // started last, joined first
 
@@ -135,7 +136,20 @@ struct RunSession::Run
 
     void end(Status s, const QString &message)
     {
+        // Torn down here, on the worker thread: a pipeline's tasks and mappings and a model's
+        // buffers can take a while to free, and the window then only joins a thread that has
+        // returned (~Run).
+        std::unique_ptr<train::Trainer> endedTrainer;
+        std::unique_ptr<pipeline::Pipeline> endedPipe;
+        {
+            std::lock_guard lock(objectsMutex);
+            endedTrainer = std::move(trainer);
+            endedPipe = std::move(pipe);
+        }
+        endedTrainer.reset();
+        endedPipe.reset();
         std::lock_guard lock(mutex);
+        tornDownOn = std::this_thread::get_id();
         status = s;
         error = message;
         done = true;
@@ -466,6 +480,8 @@ void RunSession::drain()
         done = run->done; // read with the buffers: after done, the worker appends nothing more
         status = run->status;
         error = run->error;
+        if (done)
+            m_lastTeardownThread = run->tornDownOn;
     }
 
     // A slot may start another run (this one is then superseded) or delete this session.

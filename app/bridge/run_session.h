@@ -32,6 +32,7 @@
 
 #include <memory>
 #include <optional>
+#include <thread>
 #include <vector>
 
 namespace sluice::bridge {
@@ -84,6 +85,9 @@ public:
     // The id of the current (or last) run; ids grow from 1; 0 before the first start().
     quint64 runId() const { return m_lastRunId; }
     Kind kind() const { return m_kind; }
+    // The thread the last finished run's pipeline or trainer was freed on (its worker, not the
+    // owner's): for tests; a default id before the first run ends.
+    std::thread::id lastTeardownThread() const { return m_lastTeardownThread; }
 
     static QString statusName(Status status); // "ok", "failed", "cancelled"
 
@@ -108,6 +112,7 @@ private:
     static std::optional<QString> openRecord(Run &run, const Project &project, const std::string &folder);
 
     QTimer m_timer;
+    std::thread::id m_lastTeardownThread;
     std::unique_ptr<Run> m_run;                  // the current run; owner thread only
     std::vector<std::unique_ptr<Run>> m_retired; // superseded runs still winding down
     quint64 m_lastRunId = 0;
