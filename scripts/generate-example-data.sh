@@ -2,7 +2,7 @@
 # Writes the data of the example projects with `sluice gen` into projects/data/ (ignored by git).
 # A dataset is skipped when it was already written with the same arguments (a .gen-args stamp
 # in its folder records them), so running this again is cheap.
-#   bash scripts/generate-example-data.sh [classic|regression|imbalanced|sensors]...   (default: all)
+#   bash scripts/generate-example-data.sh [classic|regression|imbalanced|sensors|images]...   (default: all)
 # Environment: SLUICE (the binary, default build/bin/sluice), SLUICE_EXAMPLE_SIZE (size of the
 # classic pipeline dataset, default 512M), SLUICE_EXAMPLE_DATA (its folder, default
 # projects/data/classic), SLUICE_DATA_ROOT (where the training datasets go, default
@@ -34,7 +34,7 @@ gen() {
 }
 
 which=("$@")
-[[ ${#which[@]} -eq 0 ]] && which=(classic regression imbalanced sensors)
+[[ ${#which[@]} -eq 0 ]] && which=(classic regression imbalanced sensors images)
 for name in "${which[@]}"; do
   case "$name" in
     classic)
@@ -52,8 +52,11 @@ for name in "${which[@]}"; do
     sensors)
       # projects/sensor-autoencoder.sluice: 24-step windows of 4 channels, 2% anomalous.
       gen "$data/sensors" sensors --rows "$(rows 20000)" --seed 3 --timesteps 24 --channels 4 --anomalies 0.02 --noise 0.05 ;;
+    images)
+      # projects/image-classifier.sluice: 64x64 JPEG pictures of 5 shapes, one folder a class.
+      gen "$data/shapes" images --rows "$(rows 6000)" --seed 4 --classes 5 --size 64x64 --format jpeg ;;
     *)
-      echo "generate-example-data: unknown dataset '$name' (known: classic, regression, imbalanced, sensors)" >&2
+      echo "generate-example-data: unknown dataset '$name' (known: classic, regression, imbalanced, sensors, images)" >&2
       exit 2 ;;
   esac
 done

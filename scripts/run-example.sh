@@ -5,7 +5,7 @@
 # headless, and, where there is a display, opens the workbench on the regression example.
 # Environment: SLUICE_EXAMPLE_SIZE, SLUICE_EXAMPLE_DATA (the classic dataset), SLUICE_EXAMPLE_SECONDS
 # (profiling time), SLUICE_EXAMPLE_TRAIN (the projects to train, default
-# "regression imbalanced-classifier sensor-autoencoder"; empty: none), SLUICE_EXAMPLE_WORKBENCH
+# "regression imbalanced-classifier sensor-autoencoder image-classifier"; empty: none), SLUICE_EXAMPLE_WORKBENCH
 # (0: no window even with a display).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -7,7 +7,7 @@ packages=(
   # toolchain
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
   # core
-  libtbb-dev nlohmann-json3-dev zlib1g-dev libopenblas-dev libopenmpi-dev openmpi-bin
+  libtbb-dev nlohmann-json3-dev zlib1g-dev libjpeg62-turbo-dev libpng-dev libopenblas-dev libopenmpi-dev openmpi-bin
   # the Python package (import sluice) and its pytest suite
   python3-dev pybind11-dev python3-pytest
   # GUI

@@ -328,10 +328,11 @@ private Q_SLOTS:
     void exampleProjectsTrain()
     {
         const QString root = dir() + "/examples";
-        const auto failed = writeExampleCopy(root, {"regression", "imbalanced", "sensors"}, {"regression", "imbalanced-classifier", "sensor-autoencoder"},
+        const auto failed = writeExampleCopy(root, {"regression", "imbalanced", "sensors", "images"},
+                                             {"regression", "imbalanced-classifier", "sensor-autoencoder", "image-classifier"},
                                              {{"SLUICE_EXAMPLE_ROWS", "1500"}});
         QVERIFY2(!failed, failed ? failed->c_str() : "");
-        for (const char *name : {"regression", "imbalanced-classifier", "sensor-autoencoder"}) {
+        for (const char *name : {"regression", "imbalanced-classifier", "sensor-autoencoder", "image-classifier"}) {
             const QString project = root + "/" + name + ".sluice";
             auto r = runSluice({"run", project, "--epochs", "1", "--json"});
             QVERIFY2(r.exitCode == 0, qPrintable(QString(name) + ": " + r.err));
@@ -373,20 +374,42 @@ private Q_SLOTS:
         QCOMPARE(events.back()["status"].get<std::string>(), std::string("cancelled"));
     }
 
-    // Two processes under mpirun: the same weights as one process on the same global batches.
+    // Two processes under mpirun: the same weights as one process on the same global batches,
+    // for the dense model and for convolutions and pooling over sequences.
+    void mpiProcessesMatchOneProcess_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::newRow("dense") << "dense";
+        QTest::newRow("conv1d") << "conv1d";
+        QTest::newRow("synchronized batch normalization") << "syncbn";
+    }
     void mpiProcessesMatchOneProcess()
     {
+        QFETCH(QString, model);
         const QString mpirun = QStandardPaths::findExecutable("mpirun");
         if (mpirun.isEmpty())
             QSKIP("mpirun is not installed");
-        const QString project = writeProject("mpi.sluice", trainingProject(multiInputModel(0.2),
+        const nlohmann::json convModel = nlohmann::json::parse(R"({
+          "inputs": [{"name": "seq", "feature": "seq"}],
+          "layers": [{"class_name": "Conv1D", "name": "c1", "filters": 6, "kernel_size": 3, "padding": "same", "activation": "relu"},
+                     {"class_name": "MaxPooling1D", "name": "p1", "pool_size": 2, "padding": "same"},
+                     {"class_name": "Conv1D", "name": "c2", "filters": 4, "kernel_size": 2, "activation": "tanh"},
+                     {"class_name": "GlobalAveragePooling1D", "name": "gap"},
+                     {"class_name": "Dense", "name": "out", "units": 2}],
+          "outputs": [{"name": "y", "layer": "out", "target": "y", "loss": "mse"}]})");
+        nlohmann::json syncModel = convModel;
+        syncModel["layers"].insert(syncModel["layers"].begin() + 1,
+                                   nlohmann::json{{"class_name", "BatchNormalization"}, {"name", "bn"}, {"momentum", 0.5}, {"synchronized", true}});
+        const nlohmann::json chosen = model == "dense" ? multiInputModel(0.2) : model == "conv1d" ? convModel : syncModel;
+        const QString project = writeProject("mpi-" + model + ".sluice", trainingProject(chosen,
                                                                            {{"epochs", 2}, {"seed", 9}, {"optimizer", {{"type", "sgd"}, {"learning_rate", 0.05}, {"momentum", 0.9}}}},
                                                                            20, {{{"id", "shuffle"}, {"op", "global_shuffle"}, {"params", {{"seed", 1}}}}}));
-        auto one = runSluice({"run", project, "--out", dir() + "/mpi-one"});
+        const QString oneOut = dir() + "/mpi-one-" + model, twoOut = dir() + "/mpi-two-" + model;
+        auto one = runSluice({"run", project, "--out", oneOut});
         QVERIFY2(one.exitCode == 0, qPrintable(one.err));
         QProcess p;
         p.setProcessEnvironment(mpiEnvironment());
-        p.start(mpirun, mpiArguments() + QStringList{QString::fromUtf8(SLUICE_BINARY_PATH), "run", project, "--out", dir() + "/mpi-two", "--json"});
+        p.start(mpirun, mpiArguments() + QStringList{QString::fromUtf8(SLUICE_BINARY_PATH), "run", project, "--out", twoOut, "--json"});
         QVERIFY(p.waitForFinished(120000));
         const QString err = QString::fromUtf8(p.readAllStandardError());
         QVERIFY2(p.exitCode() == 0, qPrintable(err));
@@ -394,8 +417,7 @@ private Q_SLOTS:
         QVERIFY(!events.empty());
         QCOMPARE(events.front()["processes"].get<int>(), 2); // only rank 0 prints
         QCOMPARE(events.front()["sharding"].get<std::string>(), std::string("data"));
-        const double diff = weightsDifference(readWeights((dir() + "/mpi-one/weights.npz").toStdString()),
-                                              readWeights((dir() + "/mpi-two/weights.npz").toStdString()));
+        const double diff = weightsDifference(readWeights((oneOut + "/weights.npz").toStdString()), readWeights((twoOut + "/weights.npz").toStdString()));
         QVERIFY2(diff < 1e-5, qPrintable(QString("relative difference %1").arg(diff)));
     }
 

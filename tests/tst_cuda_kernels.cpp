@@ -17,15 +17,21 @@
 #include "train/activations.h"
 #include "train/cpu/gemm.h"
 #include "train/cuda/activation_kernels.h"
+#include "train/cuda/batch_norm_kernels.h"
 #include "train/cuda/blas.h"
+#include "train/cuda/conv_kernels.h"
 #include "train/cuda/device_buffer.h"
 #include "train/cuda/dropout_kernels.h"
 #include "train/cuda/layer_norm_kernels.h"
 #include "train/cuda/loss_kernels.h"
 #include "train/cuda/optimizer_kernels.h"
+#include "train/cuda/pooling_kernels.h"
 #include "train/cuda/reduce_kernels.h"
+#include "train/gpu/gpu_layer_ops.h"
 #include "train/gradient_reducer.h"
 #include "train/layers/basic_layers.h"
+#include "train/layers/conv_geometry.h"
+#include "train/layers/conv_layers.h"
 #include "train/loss.h"
 #include "train/optimizer.h"
 
@@ -134,6 +140,18 @@ FloatTensor tensor(Shape shape, std::vector<float> values)
     return t;
 }
 
+// The kernels' copy of a layer's window, as gpu_conv_ops.cpp hands it to them.
+cuda::Window deviceWindow(const detail::Window2D &win) { return gpu::deviceWindow(detail::kernelWindow(win)); }
+
+// A list of ints from "a,b,c".
+Shape shapeOf(const QString &s)
+{
+    Shape out;
+    for (const QString &d : s.split(','))
+        out.push_back(d.toLongLong());
+    return out;
+}
+
 } // namespace
 #endif
 
@@ -159,6 +177,14 @@ private Q_SLOTS:
     void sumOfReplicaBuffers();
     void matrixProducts_data();
     void matrixProducts();
+    void convolutionCopies_data();
+    void convolutionCopies();
+    void pooling_data();
+    void pooling();
+    void globalPooling();
+    void batchNormalization_data();
+    void batchNormalization();
+    void stateUpdates();
 
 private:
 #ifdef SLUICE_HAVE_CUDA
@@ -713,6 +739,269 @@ void TestCudaKernels::matrixProducts()
         QVERIFY2(normwise < (precision == 1 ? 1e-3 : 1e-2), qPrintable(QStringLiteral("normwise error %1").arg(normwise)));
 }
 
+void TestCudaKernels::convolutionCopies_data()
+{
+    QTest::addColumn<int>("rank");
+    QTest::addColumn<QString>("sample");   // (W, C) or (H, W, C)
+    QTest::addColumn<QString>("size");     // per spatial axis
+    QTest::addColumn<QString>("strides");
+    QTest::addColumn<QString>("dilation");
+    QTest::addColumn<bool>("same");
+    QTest::newRow("2-D 3x3 same") << 2 << "7,6,3" << "3,3" << "1,1" << "1,1" << true;
+    QTest::newRow("2-D 3x2 valid, strides 2x1") << 2 << "9,5,2" << "3,2" << "2,1" << "1,1" << false;
+    QTest::newRow("2-D 4x4 same, strides 3 (uneven padding)") << 2 << "10,11,4" << "4,4" << "3,3" << "1,1" << true;
+    QTest::newRow("2-D 3x3 same, dilation 2") << 2 << "8,7,2" << "3,3" << "1,1" << "2,2" << true;
+    QTest::newRow("2-D valid, input left over") << 2 << "8,8,1" << "3,3" << "2,2" << "1,1" << false;
+    QTest::newRow("1-D 5 same, stride 2") << 1 << "13,5" << "5" << "2" << "1" << true;
+    QTest::newRow("1-D 3 valid, dilation 3") << 1 << "15,3" << "3" << "1" << "3" << false;
+}
+
+// im2col against the CPU's, bit for bit (a copy), over the whole matrix and a block of rows
+// starting inside a sample; col2imAdd against the CPU's (both add onto dx's values; the sums
+// run in other orders) for blocks that split a sample.
+void TestCudaKernels::convolutionCopies()
+{
+    QFETCH(int, rank);
+    QFETCH(QString, sample);
+    QFETCH(QString, size);
+    QFETCH(QString, strides);
+    QFETCH(QString, dilation);
+    QFETCH(bool, same);
+    const detail::Window2D win = detail::makeWindow(rank, shapeOf(sample), shapeOf(size), shapeOf(strides), shapeOf(dilation),
+                                                    same ? ConvPadding::Same : ConvPadding::Valid);
+    const cuda::Window w = deviceWindow(win);
+    const std::int64_t B = 5, K = win.colWidth(), rows = B * win.outPositions(), inCount = B * win.inPositions() * win.channels;
+    QVERIFY(rows > 0);
+    const std::vector<float> x = uniform(std::size_t(inCount));
+    std::vector<float> cols(std::size_t(rows * K));
+    detail::im2col(win, x.data(), 0, rows, cols.data());
+    auto gX = upload(x, m_stream), gCols = poisoned(cols.size(), m_stream);
+    cuda::im2col(m_stream, w, gX.data(), 0, rows, gCols.data());
+    EXPECT_EQUAL_BITS(QStringLiteral("im2col"), gCols.download(m_stream), cols);
+
+    const std::int64_t r0 = win.outPositions() + win.outPositions() / 2 + 1, r1 = std::min(rows, r0 + 2 * win.outPositions() + 3);
+    auto gBlock = poisoned(std::size_t((r1 - r0) * K), m_stream);
+    cuda::im2col(m_stream, w, gX.data(), r0, r1, gBlock.data());
+    EXPECT_EQUAL_BITS(QStringLiteral("im2col rows %1..%2").arg(r0).arg(r1), gBlock.download(m_stream),
+                      std::vector<float>(cols.begin() + r0 * K, cols.begin() + r1 * K));
+
+    const std::vector<float> dCols = uniform(cols.size()), dx0 = uniform(std::size_t(inCount));
+    std::vector<float> dx = dx0;
+    detail::col2imAdd(win, dCols.data(), 0, rows, dx.data());
+    auto gDCols = upload(dCols, m_stream), gDx = upload(dx0, m_stream);
+    // Three blocks, the first two ending inside a sample.
+    const std::int64_t cut1 = win.outPositions() / 2 + 1, cut2 = std::max(cut1, rows - win.outPositions() - 1);
+    for (auto [a, b] : {std::pair{std::int64_t(0), cut1}, {cut1, cut2}, {cut2, rows}})
+        cuda::col2imAdd(m_stream, w, gDCols.data() + a * K, a, b, gDx.data());
+    EXPECT_CLOSE(QStringLiteral("col2imAdd"), gDx.download(m_stream), dx, kFp32);
+}
+
+void TestCudaKernels::pooling_data()
+{
+    QTest::addColumn<int>("rank");
+    QTest::addColumn<bool>("max");
+    QTest::addColumn<QString>("sample");
+    QTest::addColumn<QString>("size");
+    QTest::addColumn<QString>("strides");
+    QTest::addColumn<bool>("same");
+    QTest::newRow("max 2x2") << 2 << true << "8,6,5" << "2,2" << "2,2" << false;
+    QTest::newRow("max 3x3 stride 2 same (overlapping)") << 2 << true << "9,7,3" << "3,3" << "2,2" << true;
+    QTest::newRow("average 3x3 stride 2 same (overlapping)") << 2 << false << "9,7,3" << "3,3" << "2,2" << true;
+    QTest::newRow("average 2x3 stride 1 same") << 2 << false << "5,6,4" << "2,3" << "1,1" << true;
+    QTest::newRow("max 1-D 3 stride 1 same") << 1 << true << "11,6" << "3" << "1" << true;
+    QTest::newRow("average 1-D 4 stride 3 valid") << 1 << false << "14,2" << "4" << "3" << false;
+}
+
+// Forward and backward against the CPU layer, bit for bit: the same comparisons (max) and the
+// same sums in the same order (average). Ties are added on purpose (rounded inputs) so that the
+// first maximum in window order is exercised.
+void TestCudaKernels::pooling()
+{
+    QFETCH(int, rank);
+    QFETCH(bool, max);
+    QFETCH(QString, sample);
+    QFETCH(QString, size);
+    QFETCH(QString, strides);
+    QFETCH(bool, same);
+    PoolingOptions o;
+    o.rank = rank;
+    o.kind = max ? PoolKind::Max : PoolKind::Average;
+    o.poolSize = shapeOf(size);
+    o.strides = shapeOf(strides);
+    o.padding = same ? ConvPadding::Same : ConvPadding::Valid;
+    auto layer = makePooling("pool", o);
+    const Shape in = shapeOf(sample);
+    auto out = layer->build({in});
+    QVERIFY(out.ok());
+    const std::int64_t B = 7;
+    Shape xShape{B}, yShape{B};
+    xShape.insert(xShape.end(), in.begin(), in.end());
+    yShape.insert(yShape.end(), out->begin(), out->end());
+    std::vector<float> x = uniform(std::size_t(shapeCount(xShape)));
+    for (std::size_t i = 0; i < x.size(); i += 3)
+        x[i] = std::round(x[i] * 2.0f) / 2.0f; // ties
+    const FloatTensor tx = tensor(xShape, x);
+    FloatTensor y, dx;
+    LayerState state;
+    const FloatTensor *inputs[] = {&tx};
+    FloatTensor *dInputs[] = {&dx};
+    PassContext ctx;
+    layer->forward(ctx, {}, inputs, y, state);
+    const FloatTensor dy = tensor(yShape, uniform(std::size_t(shapeCount(yShape))));
+    layer->backward(ctx, {}, inputs, y, dy, dInputs, {}, state);
+
+    const cuda::Window w = deviceWindow(detail::makeWindow(rank, in, o.poolSize, o.strides, Shape(std::size_t(rank), 1), o.padding));
+    auto gX = upload(x, m_stream), gY = poisoned(y.size(), m_stream), gDy = upload(dy.data, m_stream), gDx = poisoned(x.size(), m_stream);
+    DeviceBuffer<std::int32_t> positions(y.size());
+    cuda::poolForward(m_stream, w, max, gX.data(), gY.data(), positions.data(), B);
+    EXPECT_EQUAL_BITS(QStringLiteral("pooling forward"), gY.download(m_stream), y.data);
+    cuda::poolBackward(m_stream, w, max, positions.data(), gDy.data(), gDx.data(), B);
+    EXPECT_EQUAL_BITS(QStringLiteral("pooling backward"), gDx.download(m_stream), dx.data);
+    // Inference keeps no positions and gives the same output.
+    auto gY2 = poisoned(y.size(), m_stream);
+    cuda::poolForward(m_stream, w, max, gX.data(), gY2.data(), nullptr, B);
+    EXPECT_EQUAL_BITS(QStringLiteral("pooling forward without positions"), gY2.download(m_stream), y.data);
+    if (max)
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, cuda::poolBackward(m_stream, w, true, nullptr, gDy.data(), gDx.data(), B));
+}
+
+// GlobalMax / GlobalAveragePooling against the CPU layers, bit for bit (the mean summed in
+// double in position order by both), up to positions enough to matter for float sums.
+void TestCudaKernels::globalPooling()
+{
+    for (const bool max : {true, false})
+        for (const auto &[positions, channels] : {std::pair<std::int64_t, std::int64_t>{1, 5}, {12, 7}, {4096, 3}, {49, 130}}) {
+            GlobalPoolingOptions o;
+            o.rank = 1;
+            o.kind = max ? PoolKind::Max : PoolKind::Average;
+            auto layer = makeGlobalPooling("gp", o);
+            QVERIFY(layer->build({{positions, channels}}).ok());
+            const std::int64_t B = 9;
+            std::vector<float> x = uniform(std::size_t(B * positions * channels));
+            for (std::size_t i = 0; i < x.size(); i += 5)
+                x[i] = std::round(x[i] * 2.0f) / 2.0f; // ties
+            const FloatTensor tx = tensor({B, positions, channels}, x);
+            FloatTensor y, dx;
+            LayerState state;
+            const FloatTensor *inputs[] = {&tx};
+            FloatTensor *dInputs[] = {&dx};
+            PassContext ctx;
+            layer->forward(ctx, {}, inputs, y, state);
+            const FloatTensor dy = tensor({B, channels}, uniform(std::size_t(B * channels)));
+            layer->backward(ctx, {}, inputs, y, dy, dInputs, {}, state);
+
+            const QString label = QStringLiteral("global %1 pooling %2x%3").arg(max ? "max" : "average").arg(positions).arg(channels);
+            auto gX = upload(x, m_stream), gY = poisoned(y.size(), m_stream), gDy = upload(dy.data, m_stream), gDx = poisoned(x.size(), m_stream);
+            DeviceBuffer<std::int32_t> argmax(y.size());
+            cuda::globalPoolForward(m_stream, max, gX.data(), gY.data(), argmax.data(), B, positions, channels);
+            EXPECT_EQUAL_BITS(label + " forward", gY.download(m_stream), y.data);
+            cuda::globalPoolBackward(m_stream, max, argmax.data(), gDy.data(), gDx.data(), B, positions, channels);
+            EXPECT_EQUAL_BITS(label + " backward", gDx.download(m_stream), dx.data);
+        }
+}
+
+void TestCudaKernels::batchNormalization_data()
+{
+    QTest::addColumn<bool>("scaleAndCenter");
+    QTest::addColumn<bool>("training");
+    QTest::addColumn<int>("rows");
+    QTest::addColumn<int>("channels");
+    QTest::newRow("training") << true << true << 1000 << 7;
+    QTest::newRow("training, many chunks of rows") << true << true << 70000 << 5;
+    QTest::newRow("training, wide, few rows") << true << true << 3 << 70;
+    QTest::newRow("training, neither gamma nor beta") << false << true << 517 << 33;
+    QTest::newRow("inference") << true << false << 300 << 9;
+}
+
+// Forward (output and the per-channel statistics) and backward (dx; dGamma, dBeta and the
+// moving statistics' updates added to their values) against the CPU layer. The statistics are
+// sums in double in other orders than the CPU's: fp32's limit; inference takes the moving
+// statistics as they are, to the bit.
+void TestCudaKernels::batchNormalization()
+{
+    QFETCH(bool, scaleAndCenter);
+    QFETCH(bool, training);
+    QFETCH(int, rows);
+    QFETCH(int, channels);
+    BatchNormalizationOptions o;
+    o.scale = o.center = scaleAndCenter;
+    o.momentum = 0.9;
+    auto layer = makeBatchNormalization("bn", o);
+    QVERIFY(layer->build({{channels}}).ok());
+    const auto C = std::size_t(channels);
+    const std::vector<float> x = uniform(std::size_t(rows) * C, -2, 3), dy = uniform(x.size());
+    const std::vector<float> gamma = uniform(C, 0.5f, 1.5f), beta = uniform(C), movingMean = uniform(C), movingVariance = uniform(C, 0.5f, 2.0f);
+    std::vector<std::vector<float>> grads0;
+    for (int i = 0; i < (scaleAndCenter ? 4 : 2); ++i)
+        grads0.push_back(uniform(C)); // gradients accumulate
+    auto grads = grads0;
+    std::vector<const float *> params;
+    if (scaleAndCenter)
+        params = {gamma.data(), beta.data()};
+    params.push_back(movingMean.data());
+    params.push_back(movingVariance.data());
+    std::vector<float *> gradPtrs;
+    for (auto &g : grads)
+        gradPtrs.push_back(g.data());
+    const FloatTensor tx = tensor({rows, channels}, x), tdy = tensor({rows, channels}, dy);
+    LayerState state;
+    FloatTensor y, dx;
+    const FloatTensor *inputs[] = {&tx};
+    FloatTensor *dInputs[] = {&dx};
+    PassContext ctx;
+    ctx.training = training;
+    ctx.lossScale = 1.0 / 4096;
+    layer->forward(ctx, params, inputs, y, state);
+    layer->backward(ctx, params, inputs, y, tdy, dInputs, gradPtrs, state);
+    const double share = double(rows) * ctx.lossScale * (1.0 - o.momentum); // as the layer computes it
+
+    auto gX = upload(x, m_stream), gDy = upload(dy, m_stream), gGamma = upload(gamma, m_stream), gBeta = upload(beta, m_stream);
+    auto gMean = upload(movingMean, m_stream), gVar = upload(movingVariance, m_stream);
+    std::vector<DeviceBuffer<float>> gGrads;
+    for (const auto &g : grads0)
+        gGrads.push_back(upload(g, m_stream));
+    auto gY = poisoned(x.size(), m_stream), gStats = poisoned(3 * C, m_stream), gDx = poisoned(x.size(), m_stream);
+    const float *gamma_ = scaleAndCenter ? gGamma.data() : nullptr;
+    const std::size_t m = scaleAndCenter ? 2 : 0; // the moving statistics' gradients
+    cuda::batchNormForward(m_stream, gX.data(), gamma_, scaleAndCenter ? gBeta.data() : nullptr, gMean.data(), gVar.data(), training, gY.data(),
+                           gStats.data(), rows, channels, o.epsilon);
+    cuda::batchNormBackward(m_stream, gX.data(), gamma_, gMean.data(), gVar.data(), gStats.data(), gDy.data(), gDx.data(),
+                            scaleAndCenter ? gGrads[0].data() : nullptr, scaleAndCenter ? gGrads[1].data() : nullptr, gGrads[m].data(),
+                            gGrads[m + 1].data(), rows, channels, share);
+    EXPECT_CLOSE(QStringLiteral("batch norm y"), gY.download(m_stream), y.data, kFp32);
+    if (training)
+        EXPECT_CLOSE(QStringLiteral("batch norm mean, 1/std, variance"), gStats.download(m_stream), state.saved[0].data, kFp32);
+    else
+        EXPECT_EQUAL_BITS(QStringLiteral("batch norm moving statistics (inference)"), gStats.download(m_stream), state.saved[0].data);
+    EXPECT_CLOSE(QStringLiteral("batch norm dx"), gDx.download(m_stream), dx.data, kFp32);
+    const char *names[] = {"dGamma", "dBeta", "moving mean update", "moving variance update"};
+    for (std::size_t i = 0; i < grads.size(); ++i)
+        EXPECT_CLOSE(QStringLiteral("batch norm %1").arg(names[i + 2 - m]), gGrads[i].download(m_stream), grads[i], kFp32);
+
+    // Without dx (the layer's input needs no gradient) the parameters' gradients come alone.
+    for (std::size_t i = 0; i < grads0.size(); ++i)
+        gGrads[i].upload(grads0[i], m_stream);
+    cuda::batchNormBackward(m_stream, gX.data(), gamma_, gMean.data(), gVar.data(), gStats.data(), gDy.data(), nullptr,
+                            scaleAndCenter ? gGrads[0].data() : nullptr, scaleAndCenter ? gGrads[1].data() : nullptr, gGrads[m].data(),
+                            gGrads[m + 1].data(), rows, channels, share);
+    for (std::size_t i = 0; i < grads.size(); ++i)
+        EXPECT_CLOSE(QStringLiteral("batch norm %1 without dx").arg(names[i + 2 - m]), gGrads[i].download(m_stream), grads[i], kFp32);
+}
+
+// The non-trainable state's step: the CPU's weights[i] += updates[i] (to the bit), updates zeroed.
+void TestCudaKernels::stateUpdates()
+{
+    const std::size_t n = 70003;
+    std::vector<float> w = uniform(n);
+    const std::vector<float> u = uniform(n, -1e-3f, 1e-3f);
+    auto gW = upload(w, m_stream), gU = upload(u, m_stream);
+    cuda::applyStateUpdates(m_stream, gW.data(), gU.data(), std::int64_t(n));
+    for (std::size_t i = 0; i < n; ++i)
+        w[i] += u[i];
+    EXPECT_EQUAL_BITS(QStringLiteral("state updates"), gW.download(m_stream), w);
+    EXPECT_EQUAL_BITS(QStringLiteral("updates zeroed"), gU.download(m_stream), std::vector<float>(n, 0.0f));
+}
+
 #else // no CUDA build: initTestCase skipped everything
 
 void TestCudaKernels::checksAndBuffers() {}
@@ -731,6 +1020,14 @@ void TestCudaKernels::dropoutMasksMatchTheCpu() {}
 void TestCudaKernels::sumOfReplicaBuffers() {}
 void TestCudaKernels::matrixProducts_data() {}
 void TestCudaKernels::matrixProducts() {}
+void TestCudaKernels::convolutionCopies_data() {}
+void TestCudaKernels::convolutionCopies() {}
+void TestCudaKernels::pooling_data() {}
+void TestCudaKernels::pooling() {}
+void TestCudaKernels::globalPooling() {}
+void TestCudaKernels::batchNormalization_data() {}
+void TestCudaKernels::batchNormalization() {}
+void TestCudaKernels::stateUpdates() {}
 
 #endif
 

@@ -2,7 +2,9 @@
 // time, on fresh random data (SLUICE_TEST_SEED=<n> replays a run): the forward output, the input
 // gradient and the weight gradients (ADDED onto non-zero starting values, as layers must), with
 // every output buffer poisoned with NaN first so an element left unwritten fails. fp32 products:
-// relative error (per element, floored by the array's rms) under 1e-4.
+// relative error (per element, floored by the array's rms) under 1e-4. Passes are training
+// passes with a loss scale (BatchNormalization's moving statistics get their updates), except
+// the rows marked inference, whose forward pass alone is compared.
 //
 // Without a GPU the CPU half runs (every row's layer builds and is accepted for GPUs) and the GPU
 // half is skipped with the reason; without a CUDA build everything is.
@@ -121,20 +123,46 @@ void TestGpuLayerOps::layersMatchTheCpu_data()
     QTest::addColumn<QString>("className");
     QTest::addColumn<QString>("config");
     QTest::addColumn<QString>("inputShapes"); // per sample, ";" between inputs
-    QTest::newRow("Dense relu") << "Dense" << R"({"units": 24, "activation": "relu"})" << "33";
-    QTest::newRow("Dense gelu on sequences") << "Dense" << R"({"units": 16, "activation": "gelu"})" << "5,12";
-    QTest::newRow("Dense softmax, no bias") << "Dense" << R"({"units": 10, "activation": "softmax", "use_bias": false})" << "20";
-    QTest::newRow("Activation tanh") << "Activation" << R"({"activation": "tanh"})" << "7,9";
-    QTest::newRow("LayerNormalization") << "LayerNormalization" << R"({})" << "4,40";
-    QTest::newRow("LayerNormalization, no scale") << "LayerNormalization" << R"({"scale": false})" << "40";
-    QTest::newRow("Dropout") << "Dropout" << R"({"rate": 0.3, "seed": 5})" << "50";
-    QTest::newRow("Concatenate") << "Concatenate" << R"({})" << "6;3;11";
-    QTest::newRow("Reshape") << "Reshape" << R"({"target_shape": [6, 4]})" << "24";
-    QTest::newRow("RepeatVector") << "RepeatVector" << R"({"n": 3})" << "9";
-    QTest::newRow("GRU") << "GRU" << R"({"units": 12})" << "7,5";
-    QTest::newRow("GRU sequences") << "GRU" << R"({"units": 8, "return_sequences": true})" << "6,4";
-    QTest::newRow("LSTM") << "LSTM" << R"({"units": 10})" << "7,5";
-    QTest::newRow("LSTM sequences, no bias") << "LSTM" << R"({"units": 6, "return_sequences": true, "use_bias": false})" << "5,3";
+    QTest::addColumn<bool>("training");
+    auto row = [](const char *tag, const char *className, const char *config, const char *inputShapes, bool training = true) {
+        QTest::newRow(tag) << QString::fromLatin1(className) << QString::fromLatin1(config) << QString::fromLatin1(inputShapes) << training;
+    };
+    row("Dense relu", "Dense", R"({"units": 24, "activation": "relu"})", "33");
+    row("Dense gelu on sequences", "Dense", R"({"units": 16, "activation": "gelu"})", "5,12");
+    row("Dense softmax, no bias", "Dense", R"({"units": 10, "activation": "softmax", "use_bias": false})", "20");
+    row("Activation tanh", "Activation", R"({"activation": "tanh"})", "7,9");
+    row("LayerNormalization", "LayerNormalization", R"({})", "4,40");
+    row("LayerNormalization, no scale", "LayerNormalization", R"({"scale": false})", "40");
+    row("Dropout", "Dropout", R"({"rate": 0.3, "seed": 5})", "50");
+    row("Concatenate", "Concatenate", R"({})", "6;3;11");
+    row("Reshape", "Reshape", R"({"target_shape": [6, 4]})", "24");
+    row("RepeatVector", "RepeatVector", R"({"n": 3})", "9");
+    row("GRU", "GRU", R"({"units": 12})", "7,5");
+    row("GRU sequences", "GRU", R"({"units": 8, "return_sequences": true})", "6,4");
+    row("LSTM", "LSTM", R"({"units": 10})", "7,5");
+    row("LSTM sequences, no bias", "LSTM", R"({"units": 6, "return_sequences": true, "use_bias": false})", "5,3");
+    row("Conv2D 3x3 same relu", "Conv2D", R"({"filters": 5, "kernel_size": 3, "padding": "same", "activation": "relu"})", "6,7,3");
+    row("Conv2D 3x2 strides 2x1 gelu, no bias", "Conv2D",
+        R"({"filters": 4, "kernel_size": [3, 2], "strides": [2, 1], "activation": "gelu", "use_bias": false})", "9,6,2");
+    row("Conv2D dilated same tanh", "Conv2D", R"({"filters": 3, "kernel_size": 3, "dilation_rate": 2, "padding": "same", "activation": "tanh"})",
+        "7,8,2");
+    row("Conv2D 1x1", "Conv2D", R"({"filters": 6, "kernel_size": 1})", "4,5,3");
+    row("Conv1D 4 strides 3 same sigmoid", "Conv1D", R"({"filters": 4, "kernel_size": 4, "strides": 3, "padding": "same", "activation": "sigmoid"})",
+        "11,3");
+    row("Conv1D valid softmax", "Conv1D", R"({"filters": 5, "kernel_size": 3, "activation": "softmax"})", "9,4");
+    row("MaxPooling2D 3x3 strides 2 same", "MaxPooling2D", R"({"pool_size": 3, "strides": 2, "padding": "same"})", "7,6,3");
+    row("MaxPooling2D inference", "MaxPooling2D", R"({})", "6,6,2", false);
+    row("AveragePooling2D 2x3 strides 1 same", "AveragePooling2D", R"({"pool_size": [2, 3], "strides": 1, "padding": "same"})", "5,6,2");
+    row("MaxPooling1D", "MaxPooling1D", R"({})", "9,4");
+    row("AveragePooling1D 3 strides 2", "AveragePooling1D", R"({"pool_size": 3, "strides": 2})", "10,3");
+    row("GlobalAveragePooling2D", "GlobalAveragePooling2D", R"({})", "5,4,6");
+    row("GlobalMaxPooling2D keepdims", "GlobalMaxPooling2D", R"({"keepdims": true})", "5,4,6");
+    row("GlobalAveragePooling1D keepdims", "GlobalAveragePooling1D", R"({"keepdims": true})", "8,5");
+    row("GlobalMaxPooling1D", "GlobalMaxPooling1D", R"({})", "8,5");
+    row("GlobalMaxPooling1D inference", "GlobalMaxPooling1D", R"({})", "8,5", false);
+    row("BatchNormalization on images", "BatchNormalization", R"({})", "6,5,4");
+    row("BatchNormalization, no center", "BatchNormalization", R"({"center": false, "momentum": 0.9})", "7");
+    row("BatchNormalization inference", "BatchNormalization", R"({"epsilon": 0.01})", "3,8", false);
 }
 
 void TestGpuLayerOps::layersMatchTheCpu()
@@ -143,6 +171,7 @@ void TestGpuLayerOps::layersMatchTheCpu()
     QFETCH(QString, className);
     QFETCH(QString, config);
     QFETCH(QString, inputShapes);
+    QFETCH(bool, training);
     auto made = createLayer(className.toStdString(), "layer", nlohmann::json::parse(config.toStdString()));
     QVERIFY2(made.ok(), made.ok() ? "" : made.error().message().c_str());
     Layer &layer = **made;
@@ -161,9 +190,11 @@ void TestGpuLayerOps::layersMatchTheCpu()
 
     const std::int64_t B = 37;
     PassContext ctx;
+    ctx.training = training;
     ctx.seed = 3;
     ctx.step = 2;
     ctx.globalRowOffset = 5;
+    ctx.lossScale = 1.0 / 64; // this replica's 37 rows of a global batch of 64
 
     // CPU reference.
     std::vector<FloatTensor> inputs(shapes.size());
@@ -179,6 +210,9 @@ void TestGpuLayerOps::layersMatchTheCpu()
     std::vector<const float *> paramPtrs;
     for (const auto &p : layer.params()) {
         params.push_back(uniform(std::size_t(shapeCount(p.shape))));
+        if (p.name == "moving_variance") // a variance: inference divides by its square root
+            for (auto &v : params.back())
+                v = 0.5f + std::abs(v);
         grads0.push_back(uniform(params.back().size())); // gradients are ADDED onto what is there
     }
     for (const auto &p : params)
@@ -197,7 +231,9 @@ void TestGpuLayerOps::layersMatchTheCpu()
     std::vector<float *> gradPtrs;
     for (auto &g : cpuGrads)
         gradPtrs.push_back(g.data());
-    layer.backward(ctx, paramPtrs, inputPtrs, out, dOut, dInPtrs, gradPtrs, state);
+    // An inference pass has no backward pass (max pooling keeps no maxima for one).
+    if (training)
+        layer.backward(ctx, paramPtrs, inputPtrs, out, dOut, dInPtrs, gradPtrs, state);
 
     if (!m_noGpu.isEmpty())
         QSKIP(qPrintable(m_noGpu));
@@ -225,6 +261,8 @@ void TestGpuLayerOps::layersMatchTheCpu()
     gpu::layerForward(dc, call, ctx, gpuOut.data(), scratch);
     const double forwardError = maxRelativeError(gpuOut.download(s), out.data);
     QVERIFY2(forwardError < 1e-4, qPrintable(QString("forward: relative error %1").arg(forwardError)));
+    if (!training)
+        return;
 
     auto gpuDOut = cuda::toDevice<float>(dOut.data, s);
     std::vector<float *> dInGpuPtrs, gradGpuPtrs;

@@ -2,8 +2,9 @@
 // documented, and a run that asks for GPUs where there are none says so once and trains on the
 // CPU to the CPU run's weights. On a GPU (skipped with a message elsewhere): K steps on CUDA
 // equal K steps on the CPU backend (fp32 within float rounding, TF32 and bf16 within their
-// mantissas), 1, 2 and 4 logical replicas on one GPU equal one replica on the global batch,
-// every layer class has GPU kernels, and batches that do not fit are errors naming the layer.
+// mantissas), small CNNs with BatchNormalization too (its moving statistics included), 1, 2 and
+// 4 logical replicas on one GPU equal one replica on the global batch, every layer class has
+// GPU kernels, and batches that do not fit are errors naming the layer.
 #include "pipeline/pipeline.h"
 #include "support/train_test_support.h"
 #include "train/batch_slicer.h"
@@ -15,6 +16,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -80,6 +82,39 @@ nlohmann::json recurrentModel(bool lstm)
         {"class_name": "Dense", "name": "out", "units": 2}
       ],
       "outputs": [{"name": "y", "layer": "out", "target": "y", "loss": "mse"}]})");
+}
+
+// Small CNNs on seq (5, 3) with BatchNormalization (momentum 0.9, so that its moving statistics
+// move visibly in a few steps) after a ReLU convolution, as in Keras's usual blocks (a bias right
+// before BatchNormalization would get a gradient of pure rounding noise). 2-D: the sequence as a
+// 5x3 one-channel image, Conv2D same, MaxPooling2D same, Conv2D valid, GlobalAveragePooling2D.
+// 1-D: Conv1D same, AveragePooling1D stride 1, a dilated Conv1D same, GlobalMaxPooling1D.
+nlohmann::json cnnModel(bool twoD)
+{
+    if (twoD)
+        return nlohmann::json::parse(R"({
+          "inputs": [{"name": "seq", "feature": "seq"}],
+          "layers": [
+            {"class_name": "Reshape", "name": "image", "target_shape": [5, 3, 1]},
+            {"class_name": "Conv2D", "name": "c1", "filters": 4, "kernel_size": 3, "padding": "same", "activation": "relu"},
+            {"class_name": "BatchNormalization", "name": "bn", "momentum": 0.9},
+            {"class_name": "MaxPooling2D", "name": "pool", "pool_size": 2, "padding": "same"},
+            {"class_name": "Conv2D", "name": "c2", "filters": 3, "kernel_size": 2, "activation": "tanh"},
+            {"class_name": "GlobalAveragePooling2D", "name": "gap"},
+            {"class_name": "Dense", "name": "out", "units": 2}
+          ],
+          "outputs": [{"name": "y", "layer": "out", "target": "y", "loss": "mse", "metrics": ["mae"]}]})");
+    return nlohmann::json::parse(R"({
+      "inputs": [{"name": "seq", "feature": "seq"}],
+      "layers": [
+        {"class_name": "Conv1D", "name": "c1", "filters": 6, "kernel_size": 2, "padding": "same", "activation": "relu"},
+        {"class_name": "BatchNormalization", "name": "bn", "momentum": 0.9},
+        {"class_name": "AveragePooling1D", "name": "pool", "pool_size": 2, "strides": 1},
+        {"class_name": "Conv1D", "name": "c2", "filters": 4, "kernel_size": 2, "dilation_rate": 2, "padding": "same"},
+        {"class_name": "GlobalMaxPooling1D", "name": "gmp"},
+        {"class_name": "Dense", "name": "out", "units": 2}
+      ],
+      "outputs": [{"name": "y", "layer": "out", "target": "y", "loss": "mse", "metrics": ["mae"]}]})");
 }
 
 } // namespace
@@ -264,6 +299,78 @@ private Q_SLOTS:
         QCOMPARE(metrics > 0, model != "gru" && model != "lstm");
     }
 
+    void cnnWithBatchNormalizationMatchesTheCpu_data()
+    {
+        QTest::addColumn<bool>("twoD");
+        QTest::addColumn<QString>("optimizer");
+        QTest::addColumn<double>("clipnorm"); // small enough to clip: the moving statistics must stay out of the norm
+        QTest::addColumn<int>("replicas");
+        QTest::newRow("2-D CNN sgd, clipped") << true << "sgd" << 0.1 << 1;
+        QTest::newRow("1-D CNN adam") << false << "adam" << 0.0 << 1;
+        QTest::newRow("2-D CNN adam, 2 logical replicas") << true << "adam" << 5.0 << 2;
+    }
+    // Conv, pooling and BatchNormalization trained on cuda:0 against the CPU backend with as many
+    // replicas (each normalises its own rows; the moving statistics average their batch
+    // statistics through the gradient sum): every weight, and the moving statistics on their own,
+    // which must have left their initial values. BatchNormalization over a few rows amplifies
+    // rounding differences, and a near-tie in max pooling may go either way under them: hence a
+    // looser limit than the dense models'.
+    void cnnWithBatchNormalizationMatchesTheCpu()
+    {
+        REQUIRE_GPU();
+        QFETCH(bool, twoD);
+        QFETCH(QString, optimizer);
+        QFETCH(double, clipnorm);
+        QFETCH(int, replicas);
+        const double tolerance = 1e-3;
+        const nlohmann::json m = cnnModel(twoD);
+        const nlohmann::json opt = optimizer == "sgd" ? nlohmann::json{{"type", "sgd"}, {"learning_rate", 0.05}, {"momentum", 0.9}}
+                                                      : nlohmann::json{{"type", "adam"}, {"learning_rate", 0.01}};
+        nlohmann::json training{{"epochs", 2}, {"seed", 13}, {"optimizer", opt}};
+        if (clipnorm > 0)
+            training["global_clipnorm"] = clipnorm;
+        nlohmann::json cpuDevices = nlohmann::json::array(), gpuDevices = nlohmann::json::array();
+        for (int r = 0; r < replicas; ++r) {
+            cpuDevices.push_back("cpu:" + std::to_string(r));
+            gpuDevices.push_back("cuda:0");
+        }
+        auto cpu = runTraining(trainingProject(m, withDevices(training, cpuDevices), 32), dir());
+        QVERIFY2(cpu.error.empty(), cpu.error.c_str());
+        auto gpu = runTraining(trainingProject(m, withDevices(training, gpuDevices), 32), dir());
+        QVERIFY2(gpu.error.empty(), gpu.error.c_str());
+        QVERIFY2(gpu.eventsOf("run_start").at(0)["device"].get<std::string>().rfind("cuda:0", 0) == 0, gpu.eventsOf("run_start").at(0).dump().c_str());
+        QCOMPARE(gpu.outcome.steps, cpu.outcome.steps);
+        QCOMPARE(gpu.weights.size(), cpu.weights.size());
+        const double diff = maxRelativeDifference(gpu.weights, cpu.weights);
+        QVERIFY2(diff < tolerance, qPrintable(QString("relative difference %1 (tolerance %2)").arg(diff).arg(tolerance)));
+
+        // The moving statistics, found through the model's layout (after every trainable array).
+        auto project = Project::fromJson(trainingProject(m, training, 32), dir());
+        QVERIFY(project.ok());
+        auto pipe = pipeline::Pipeline::build(*project);
+        QVERIFY(pipe.ok());
+        auto built = train::Model::build(project->model, (*pipe)->elementSpec());
+        QVERIFY2(built.ok(), built.ok() ? "" : built.error().message().c_str());
+        QCOMPARE((*built)->parameterCount(), cpu.weights.size());
+        int states = 0;
+        for (const auto &p : (*built)->parameters()) {
+            if (p.trainable)
+                continue;
+            ++states;
+            QVERIFY(p.offset >= (*built)->trainableParameterCount());
+            const auto first = std::ptrdiff_t(p.offset), last = std::ptrdiff_t(p.offset + p.count);
+            const std::vector<float> onCpu(cpu.weights.begin() + first, cpu.weights.begin() + last),
+                onGpu(gpu.weights.begin() + first, gpu.weights.begin() + last);
+            const float initial = p.name.find("moving_variance") != std::string::npos ? 1.0f : 0.0f;
+            QVERIFY2(std::any_of(onCpu.begin(), onCpu.end(), [&](float v) { return v != initial; }), (p.name + " never moved on the CPU").c_str());
+            const double d = maxRelativeDifference(onGpu, onCpu);
+            QVERIFY2(d < tolerance, qPrintable(QString("%1: relative difference %2").arg(QString::fromStdString(p.name)).arg(d)));
+        }
+        QCOMPARE(states, 2);
+        const double cpuLoss = cpu.eventsOf("epoch_end").back()["loss"], gpuLoss = gpu.eventsOf("epoch_end").back()["loss"];
+        QVERIFY2(std::abs(gpuLoss - cpuLoss) <= 10 * tolerance * std::abs(cpuLoss), qPrintable(QString("loss %1 vs %2").arg(gpuLoss).arg(cpuLoss)));
+    }
+
     // tf.distribute's contract on one GPU: logical replicas on a global batch = one replica.
     void logicalReplicasEqualOneReplica()
     {
@@ -294,12 +401,17 @@ private Q_SLOTS:
     // would be refused on GPUs): checked here on every machine, as the spec is host logic.
     void everyLayerHasGpuKernels()
     {
+        const nlohmann::json none = nlohmann::json::object();
         const std::map<std::string, nlohmann::json> configs{
-            {"Activation", {{"activation", "relu"}}},     {"Concatenate", nlohmann::json::object()}, {"Dense", {{"units", 3}}},
-            {"Dropout", {{"rate", 0.5}}},                 {"Flatten", nlohmann::json::object()},     {"GRU", {{"units", 3}}},
-            {"LSTM", {{"units", 3}}},                     {"LayerNormalization", nlohmann::json::object()},
+            {"Activation", {{"activation", "relu"}}},     {"Concatenate", none},                     {"Dense", {{"units", 3}}},
+            {"Dropout", {{"rate", 0.5}}},                 {"Flatten", none},                         {"GRU", {{"units", 3}}},
+            {"LSTM", {{"units", 3}}},                     {"LayerNormalization", none},
             {"RepeatVector", {{"n", 2}}},                 {"Reshape", {{"target_shape", {3, 1}}}},
-            {"TimeDistributed", {{"layer", {{"class_name", "Dense"}, {"units", 2}}}}}};
+            {"TimeDistributed", {{"layer", {{"class_name", "Dense"}, {"units", 2}}}}},
+            {"Conv1D", {{"filters", 2}, {"kernel_size", 3}}}, {"Conv2D", {{"filters", 2}, {"kernel_size", 3}}},
+            {"MaxPooling1D", none},                       {"MaxPooling2D", none},                    {"AveragePooling1D", none},
+            {"AveragePooling2D", none},                   {"GlobalAveragePooling1D", none},          {"GlobalAveragePooling2D", none},
+            {"GlobalMaxPooling1D", none},                 {"GlobalMaxPooling2D", none},              {"BatchNormalization", none}};
         for (const auto &info : train::knownLayers()) {
             QVERIFY2(configs.count(info.className), ("no test config for layer class " + info.className).c_str());
             auto layer = train::createLayer(info.className, "l", configs.at(info.className));

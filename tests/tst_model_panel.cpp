@@ -208,7 +208,7 @@ private Q_SLOTS:
             QCOMPARE(shown.size(), 3 + modelspecs::layerParamSpecs(cls).size());
         }
         // Every parameter type the layer registry uses has an editor made for it.
-        const QStringList types{"int", "int|null", "number", "bool", "list of int", "object"};
+        const QStringList types{"int", "int|null", "number", "bool", "list of int", "int|list of int", "int|list of int|null", "object"};
         for (const QString &cls : modelspecs::layerClassNames())
             for (const ParamSpec &p : modelspecs::layerParamSpecs(cls))
                 QVERIFY2(p.type.startsWith("enum:") || types.contains(p.type), qPrintable(cls + "." + p.name + ": " + p.type));

@@ -8,6 +8,7 @@
 #include "canvas/pipeline_view.h"
 #include "document/project_document.h"
 #include "document/project_validator.h"
+#include "io/image_codec.h"
 #include "stage_palette_model.h"
 #include "support/pipeline_test_support.h"
 #include "support/test_support.h"
@@ -19,6 +20,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QUrl>
+
 #include <QtTest>
 
 using namespace sluice;
@@ -218,6 +220,30 @@ private Q_SLOTS:
         m_scene->setCheck(checkProject(m_doc->project()));
         QCOMPARE(m_scene->node("from_npy")->error(), QString());
         QVERIFY(m_scene->node("from_npy")->toolTip().contains("images: float32 (3,)"));
+    }
+
+    // A folder of class sub-folders of pictures, dropped from the file manager, becomes a
+    // from_files over it whose labels are its classes.
+    void aDroppedImageFolderBecomesALabelledSource()
+    {
+        QDir(m_dir.path()).mkpath("pictures/cat");
+        QDir(m_dir.path()).mkpath("pictures/dog");
+        const std::uint8_t px[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+        for (const char *name : {"pictures/cat/a.png", "pictures/dog/b.png", "pictures/dog/c.png"})
+            writeFile(m_dir.filePath(name).toStdString(), encodePng(px, 2, 2, 3, name).value());
+        auto *files = new QMimeData;
+        files->setUrls({QUrl::fromLocalFile(m_dir.filePath("pictures"))});
+        QVERIFY(drop(*m_view, files, at(QPointF(50, 50))));
+        delete files;
+        QCOMPARE(m_doc->nodeIds(), QStringList({"from_files"}));
+        QCOMPARE(m_doc->project().findNode("from_files")->params["directory"].get<std::string>(), std::string("pictures"));
+        m_scene->setCheck(checkProject(m_doc->project()));
+        QCOMPARE(m_scene->node("from_files")->error(), QString());
+        QVERIFY(m_scene->node("from_files")->toolTip().contains("label: int64"));
+        // The source says its classes, in label order.
+        auto pipeline = sluice::pipeline::Pipeline::build(m_doc->project());
+        QVERIFY(pipeline.ok());
+        QVERIFY(QString::fromStdString((*pipeline)->snapshot().stages.at(0).note).contains("2 classes: cat, dog"));
     }
 
     void aDroppedCsvFileReadsItsColumns()

@@ -720,8 +720,8 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("layer");
         QTest::addColumn<QStringList>("expected");
-        QTest::newRow("unknown class") << R"({"class_name": "Conv2D", "name": "c"})"
-                                       << QStringList{"c: unknown layer class 'Conv2D'", "Dense", "Dropout", "LayerNormalization", "TimeDistributed"};
+        QTest::newRow("unknown class") << R"({"class_name": "Conv3D", "name": "c"})"
+                                       << QStringList{"c: unknown layer class 'Conv3D'", "Dense", "Dropout", "LayerNormalization", "TimeDistributed"};
         QTest::newRow("unknown key") << R"({"class_name": "Dense", "name": "d", "units": 2, "unitz": 3})"
                                      << QStringList{"d: Dense parameter 'unitz': unknown key for Dense; known keys: ", "units", "kernel_initializer"};
         QTest::newRow("missing units") << R"({"class_name": "Dense", "name": "d"})" << QStringList{"'units': missing (a whole number at least 1)"};
@@ -789,6 +789,17 @@ private Q_SLOTS:
             {"TimeDistributed", R"({"layer": {"class_name": "Dense", "units": 2}})"},
             {"GRU", R"({"units": 2})"},
             {"LSTM", R"({"units": 2})"},
+            {"BatchNormalization", "{}"},
+            {"Conv1D", R"({"filters": 2, "kernel_size": 3})"},
+            {"Conv2D", R"({"filters": 2, "kernel_size": 3})"},
+            {"MaxPooling1D", "{}"},
+            {"MaxPooling2D", "{}"},
+            {"AveragePooling1D", "{}"},
+            {"AveragePooling2D", "{}"},
+            {"GlobalAveragePooling1D", "{}"},
+            {"GlobalAveragePooling2D", "{}"},
+            {"GlobalMaxPooling1D", "{}"},
+            {"GlobalMaxPooling2D", "{}"},
         };
         QVERIFY(knownLayers().size() >= 9);
         for (const auto &info : knownLayers()) {

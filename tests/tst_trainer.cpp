@@ -64,6 +64,42 @@ private Q_SLOTS:
         }
     }
 
+    // BatchNormalization with synchronized: true normalises over the global batch, so any number
+    // of replicas trains as one (moving statistics included); without it each replica normalises
+    // its own rows (Keras's default under MirroredStrategy) and the weights differ.
+    void synchronizedBatchNormalizationTrainsAsOneReplica()
+    {
+        const auto model = [](bool synchronized) {
+            return nlohmann::json{{"inputs", {{{"name", "x"}, {"feature", "x"}}}},
+                                  {"layers",
+                                   // No bias before the normalisation, as Keras users write it: its
+                                   // gradient is zero up to rounding, which Adam would magnify.
+                                   {{{"class_name", "Dense"}, {"name", "d1"}, {"units", 8}, {"use_bias", false}},
+                                    {{"class_name", "BatchNormalization"}, {"name", "bn"}, {"momentum", 0.8}, {"synchronized", synchronized}},
+                                    {{"class_name", "Activation"}, {"name", "relu"}, {"activation", "relu"}},
+                                    {{"class_name", "Dense"}, {"name", "out"}, {"units", 2}}}},
+                                  {"outputs", {{{"name", "y"}, {"layer", "out"}, {"target", "y"}, {"loss", "mse"}}}}};
+        };
+        const auto train = [&](bool synchronized, int replicas) {
+            const auto doc = trainingProject(model(synchronized),
+                                             {{"epochs", 2}, {"seed", 5}, {"optimizer", {{"type", "adam"}, {"learning_rate", 0.01}}}, {"replicas", replicas}},
+                                             32, {{{"id", "shuffle"}, {"op", "global_shuffle"}, {"params", {{"seed", 3}}}}});
+            auto run = runTraining(doc, dir());
+            if (!run.error.empty())
+                qFatal("%s", run.error.c_str());
+            return run.weights;
+        };
+        const std::vector<float> one = train(true, 1);
+        for (int replicas : {2, 3, 4}) {
+            const double diff = maxRelativeDifference(train(true, replicas), one);
+            QVERIFY2(diff < 1e-5, qPrintable(QString("%1 synchronized replicas: relative difference %2").arg(replicas).arg(diff)));
+        }
+        // The same model unsynchronized: one replica gives the same as synchronized, two do not.
+        QVERIFY(maxRelativeDifference(train(false, 1), one) < 1e-6);
+        const double apart = maxRelativeDifference(train(false, 2), one);
+        QVERIFY2(apart > 1e-4, qPrintable(QString("per-replica statistics should differ: %1").arg(apart)));
+    }
+
     void lossDecreasesOnTheRegression()
     {
         const auto doc = trainingProject(mlpModel(), {{"epochs", 6}, {"seed", 1}, {"optimizer", {{"type", "adam"}, {"learning_rate", 0.02}}}}, 20);

@@ -2,6 +2,7 @@
 // when every file-list source has a file for each worker (worker w keeps files w, w+W, ...), else
 // by element (a shard stage right before the batch); the global batch divided by the workers, and
 // refused when it does not divide.
+#include "io/image_codec.h"
 #include "project/project.h"
 #include "support/pipeline_test_support.h"
 #include "support/test_support.h"
@@ -49,6 +50,36 @@ private Q_SLOTS:
         QVERIFY(files[1].get<std::string>().ends_with("part-3.csv"));
         QCOMPARE(project.findNode("batch")->params["batch_size"].get<int>(), 4);
         QCOMPARE(project.nodes.size(), std::size_t(2)); // no shard stage
+    }
+
+    // from_files decodes a file per element: each worker's shard comes right after the source,
+    // before the decoding, so that no worker reads or decodes another's pictures.
+    void pictureFilesAreShardedAtTheSource()
+    {
+        QDir(m_dir.path()).mkpath("pictures/a");
+        const std::uint8_t px[3] = {1, 2, 3};
+        for (int k = 0; k < 6; ++k)
+            writeFile(m_dir.filePath(QString("pictures/a/%1.png").arg(k)).toStdString(), encodePng(px, 1, 1, 3, "test").value());
+        const auto workerLabels = [&](int index) {
+            auto p = Project::fromText(projectText(chain({op("src", "from_files", {{"directory", "pictures"}, {"labels", {0, 1, 2, 3, 4, 5}}}),
+                                                          op("dec", "map", {{"function", "decode_image"}, {"features", "image"}}),
+                                                          op("batch", "batch", {{"batch_size", 4}})})),
+                                       m_dir.path().toStdString());
+            if (!p)
+                qFatal("%s", p.error().message().c_str());
+            auto plan = train::shardForWorker(*p, "batch", 2, index);
+            if (!plan)
+                qFatal("%s", plan.error().message().c_str());
+            // The shard reads the source and feeds the decoding.
+            if (p->inputsOf("dec") != std::vector<std::string>{"__worker_shard_src"} || p->inputsOf("__worker_shard_src") != std::vector<std::string>{"src"})
+                qFatal("the shard is not between the source and the decoding");
+            auto built = pipeline::Pipeline::build(*p);
+            if (!built)
+                qFatal("%s", built.error().message().c_str());
+            return collect(**built, "label").flat();
+        };
+        QCOMPARE(workerLabels(0), (std::vector<double>{0, 2, 4}));
+        QCOMPARE(workerLabels(1), (std::vector<double>{1, 3, 5}));
     }
 
     void fewerFilesThanWorkersShardByElement()

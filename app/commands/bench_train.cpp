@@ -19,6 +19,7 @@
 #include "train/model.h"
 #include "train/optimizer.h"
 #include "train/replica.h"
+#include "train/step_update.h"
 #include "train/trainer.h"
 #include "train/training_config.h"
 
@@ -45,7 +46,12 @@ bool isCrossEntropy(const TrainBenchOptions &o) { return o.loss != "mse"; }
 pipeline::ElementSpec elementSpec(const TrainBenchOptions &o)
 {
     pipeline::ElementSpec spec;
-    spec.features.push_back({"x", {DType::Float32, false}, {-1, o.widths.front()}});
+    pipeline::Shape x{-1};
+    if (o.inputShape.empty())
+        x.push_back(o.widths.front());
+    else
+        x.insert(x.end(), o.inputShape.begin(), o.inputShape.end());
+    spec.features.push_back({"x", {DType::Float32, false}, x});
     if (isCrossEntropy(o))
         spec.features.push_back({"y", {DType::Int64, false}, {-1}});
     else
@@ -121,7 +127,7 @@ Result<StepSetup> prepareSteps(const TrainBenchOptions &o, int replicas)
     if (replicas > o.batch)
         return Error::invalid("--replicas", std::to_string(replicas) + " replicas in all, more than the " + std::to_string(o.batch) + " rows of a batch");
     StepSetup s;
-    auto built = train::Model::build(mlpModelJson(o), elementSpec(o));
+    auto built = train::Model::build(o.model.is_null() ? mlpModelJson(o) : o.model, elementSpec(o));
     if (!built)
         return built.error();
     s.model = std::move(*built);
@@ -129,7 +135,7 @@ Result<StepSetup> prepareSteps(const TrainBenchOptions &o, int replicas)
     if (!initial)
         return initial.error();
     s.weights = std::move(*initial);
-    auto optimizer = train::createOptimizer(optimizerJson(o), s.model->parameterCount());
+    auto optimizer = train::createOptimizer(optimizerJson(o), s.model->trainableParameterCount());
     if (!optimizer)
         return optimizer.error();
     s.optimizer = std::move(*optimizer);
@@ -145,7 +151,12 @@ Result<StepSetup> prepareSteps(const TrainBenchOptions &o, int replicas)
             train::BatchSlice slice;
             slice.rows = rows;
             slice.globalRowOffset = b;
-            slice.inputs.emplace_back(train::Shape{rows, in});
+            train::Shape shape{rows};
+            if (o.inputShape.empty())
+                shape.push_back(in);
+            else
+                shape.insert(shape.end(), o.inputShape.begin(), o.inputShape.end());
+            slice.inputs.emplace_back(shape);
             std::copy_n(x.begin() + b * in, rows * in, slice.inputs[0].data.begin());
             slice.targets.emplace_back(isCrossEntropy(o) ? train::Shape{rows} : train::Shape{rows, yw});
             std::copy_n(y.begin() + b * yw, rows * yw, slice.targets[0].data.begin());
@@ -168,7 +179,7 @@ void finish(const TrainBenchOptions &o, TrainBenchResult &r, const std::vector<d
     r.samplesPerSecond = double(o.steps * o.batch) / r.seconds;
     r.stepMsMedian = median(stepMs);
     r.stepMsMean = r.seconds * 1000.0 / double(o.steps);
-    r.tflops = 6.0 * double(denseWeightCount(o)) * r.samplesPerSecond / 1e12;
+    r.tflops = o.model.is_null() ? 6.0 * double(denseWeightCount(o)) * r.samplesPerSecond / 1e12 : 0.0; // MLPs only
 }
 
 // The CPU backend: each replica's forward and backward as a task of the training arena, then
@@ -210,15 +221,23 @@ Result<TrainBenchResult> timeCpuSteps(const TrainBenchOptions &o, StepSetup &s)
                 ctx.seed = o.seed;
                 ctx.step = std::uint64_t(step);
                 ctx.globalRowOffset = slices[r].globalRowOffset;
-                sliceResults[r] = replicas[r]->run(ctx, s.weights, slices[r], scale, true, false);
+                ctx.training = true;
+                replicas[r]->start(ctx, s.weights, slices[r], scale, true, false);
             });
+            // Synchronized layers: the replicas' sums, as the Trainer adds them (one process).
+            while (replicas.front()->waiting()) {
+                const std::vector<double> total = train::sumOfLocalSums(replicas);
+                oneapi::tbb::parallel_for(std::size_t(0), replicas.size(), [&](std::size_t r) { replicas[r]->resume(total); });
+            }
+            for (std::size_t r = 0; r < replicas.size(); ++r)
+                sliceResults[r] = replicas[r]->result();
         });
         const auto t1 = Clock::now();
         Status reduced = Status::success();
         arena.execute([&] {
             reduced = reducer->sum(buffers);
             if (reduced.ok())
-                s.optimizer->apply(s.weights, *buffers[0], float(o.learningRate), step + 1);
+                train::applyStepUpdate(*s.model, *s.optimizer, s.weights, *buffers[0], 0.0, float(o.learningRate), step + 1);
         });
         if (!reduced.ok())
             return reduced.error();

@@ -18,6 +18,10 @@ namespace sluice::commands {
 struct TrainBenchOptions
 {
     std::vector<std::int64_t> widths{128, 256, 10}; // input, hidden..., output
+    // A model of the project file's "model" form instead of the MLP (its input x, its output
+    // target y): x's per-sample shape is inputShape, widths becomes {x's values, classes}.
+    nlohmann::json model;
+    std::vector<std::int64_t> inputShape;
     std::string activation = "relu";                // of the hidden layers; the last is linear
     std::string loss = "sparse_categorical_crossentropy"; // from logits; or "mse"
     std::string optimizer = "adam";

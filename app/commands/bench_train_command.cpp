@@ -6,6 +6,7 @@
 
 #include "cli/cli_support.h"
 
+#include <QFile>
 #include <QFileInfo>
 #include <QTemporaryDir>
 
@@ -31,7 +32,8 @@ int benchTrain(const QStringList &arguments)
         "  sluice bench train --replicas 2 --warmup 5 --optimizer sgd --learning-rate 0.01 --activation tanh --seed 3\n"
         "  sluice bench train --widths 64,64,1 --loss mse --run\n"
         "  sluice bench train --run --cold --data big --widths 256,256,1 --loss mse --batch 1024 --steps 500   # larger than RAM\n"
-        "  sluice bench train --widths 4096,4096,4096,4096,4096 --batch 8192 --device cuda:0 --precision bf16 --json");
+        "  sluice bench train --widths 4096,4096,4096,4096,4096 --batch 8192 --device cuda:0 --precision bf16 --json\n"
+        "  sluice bench train --model bench/models/image_cnn.json --input-shape 48x48x3 --widths 6912,5 --batch 64 --steps 20 --threads 2");
     parser.addPositionalArgument("train", "The benchmark name.");
     parser.addOption({"widths", "Layer widths, input first (default 128,256,10).", "LIST", "128,256,10"});
     parser.addOption({"batch", "Global batch (default 64).", "N", "64"});
@@ -52,6 +54,10 @@ int benchTrain(const QStringList &arguments)
                               "--target y:K`) instead of generated files.", "DIR"});
     parser.addOption({"cold", "With --run: larger-than-RAM mode: drop the data from the page cache before timing the pipeline "
                               "alone, then one epoch of training."});
+    parser.addOption({"model", "A model JSON (a project's \"model\" object whose input reads feature x and whose output's target is y) "
+                               "instead of the MLP; the step benchmark on the CPU backend only. The classes (or mse width) are the "
+                               "last of --widths.", "FILE"});
+    parser.addOption({"input-shape", "With --model: x's per-sample shape, e.g. 48x48x3 (default: the first of --widths).", "SHAPE"});
     parser.addOption({"json", "One JSON object on stdout."});
     if (auto exit = cli::parseOrExit(parser, arguments))
         return *exit;
@@ -136,6 +142,40 @@ int benchTrain(const QStringList &arguments)
         o.dataDir = dir.absoluteFilePath().toStdString();
     }
     o.cold = parser.isSet("cold");
+    if (parser.isSet("input-shape") && !parser.isSet("model")) {
+        cli::printError("--input-shape", "only applies with --model");
+        return cli::BadInput;
+    }
+    if (parser.isSet("model")) {
+        if (parser.isSet("run") || !o.gpuDevices.empty()) {
+            cli::printError("--model", "times the training step on the CPU backend only (no --run, no --device cuda)");
+            return cli::BadInput;
+        }
+        QFile file(parser.value("model"));
+        if (!file.open(QIODevice::ReadOnly)) {
+            cli::printError("--model", "cannot read '" + parser.value("model").toStdString() + "': " + file.errorString().toStdString());
+            return cli::BadInput;
+        }
+        o.model = nlohmann::json::parse(file.readAll().toStdString(), nullptr, false);
+        if (!o.model.is_object()) {
+            cli::printError("--model", "'" + parser.value("model").toStdString() + "' is not a JSON object");
+            return cli::BadInput;
+        }
+        o.inputShape = {o.widths.front()};
+        if (parser.isSet("input-shape")) {
+            o.inputShape.clear();
+            for (const QString &d : parser.value("input-shape").split('x')) {
+                const auto n = cli::parseCount("input-shape", d, 1);
+                if (!n)
+                    return cli::BadInput;
+                o.inputShape.push_back(std::int64_t(*n));
+            }
+        }
+        std::int64_t values = 1;
+        for (auto d : o.inputShape)
+            values *= d;
+        o.widths = {values, o.widths.back()};
+    }
 
     Result<TrainBenchResult> result = Error::invalid("bench train", "not run");
     if (parser.isSet("run")) {
@@ -191,12 +231,17 @@ int benchTrain(const QStringList &arguments)
             j["run_call_ms"] = r.runCallMs;
             j["update_call_ms"] = r.updateCallMs;
         }
+        if (!o.model.is_null()) {
+            j["model"] = QFileInfo(parser.value("model")).fileName().toStdString();
+            j["input_shape"] = o.inputShape;
+        }
         j.update(r.extra);
         std::printf("%s\n", j.dump().c_str());
         return cli::Success;
     }
-    std::printf("bench train %s: MLP %s (%s), %lld parameters, batch %lld, %s, %s, %d replica%s, %d threads\n",
-                r.mode == "run" ? "(sluice run path)" : "(training step)", widths.c_str(), o.activation.c_str(), (long long)r.parameters,
+    std::printf("bench train %s: %s %s (%s), %lld parameters, batch %lld, %s, %s, %d replica%s, %d threads\n",
+                r.mode == "run" ? "(sluice run path)" : "(training step)", o.model.is_null() ? "MLP" : "model", widths.c_str(), o.activation.c_str(),
+                (long long)r.parameters,
                 (long long)o.batch, o.loss.c_str(), o.optimizer.c_str(), r.replicas, r.replicas == 1 ? "" : "s", r.threads);
     std::printf("  device           %s, %s\n", r.deviceName.c_str(), o.precision.c_str());
     std::printf("  samples/s        %.0f\n", r.samplesPerSecond);

@@ -8,6 +8,7 @@ namespace sluice::commands {
 
 int inspect(const QStringList &arguments);
 int gen(const QStringList &arguments);
+int genImages(const QStringList &arguments); // gen images: picture folders (gen_images_command.cpp)
 int bench(const QStringList &arguments);
 int run(const QStringList &arguments);
 // `sluice bench pipeline` (bench_pipeline_command.cpp); bench() dispatches to it.

@@ -60,6 +60,14 @@ std::optional<SyntheticColumn> parseColumn(const QString &option, const QString 
 
 int gen(const QStringList &arguments)
 {
+    // Pictures have options of their own: the first word that is not an option picks them.
+    for (const QString &a : arguments.mid(1)) {
+        if (a.startsWith('-'))
+            continue;
+        if (a == "images")
+            return genImages(arguments);
+        break;
+    }
     QCommandLineParser parser;
     parser.setApplicationDescription(
         "Writes a synthetic dataset, one .npy per feature and target, streamed to disk.\n\n"
@@ -68,7 +76,8 @@ int gen(const QStringList &arguments)
         "  sluice gen regression --out data --rows 1000000 --feature x:256 --feature meta:8:float16 --target y:4\n"
         "  sluice gen classification --out data --size 2G --feature image:28x28:uint8 --target label:10\n"
         "  sluice gen classification --out data --rows 60000 --feature x:20 --target label:3 --imbalance 0.9\n"
-        "  sluice gen sensors --out data --rows 20000 --timesteps 24 --channels 4 --anomalies 0.05\n\n"
+        "  sluice gen sensors --out data --rows 20000 --timesteps 24 --channels 4 --anomalies 0.05\n"
+        "  sluice gen images --out data/shapes --classes 5 --rows 5000 --size 64x64 --format jpeg   # see gen images --help\n\n"
         "regression, classification: features are ~N(0,1) (floats), uniform in [0,100) (integers) or\n"
         "coin flips (bool); targets are a fixed random linear map of every feature plus noise (the\n"
         "argmax of it for classes). --imbalance P gives class 0 the share P of the rows and the other\n"
@@ -91,7 +100,7 @@ int gen(const QStringList &arguments)
     const QCommandLineOption channels("channels", "sensors: channels a window (one per sensor).", "C", "4");
     const QCommandLineOption anomalies("anomalies", "sensors: the share of distorted windows, flagged in anomaly.npy, e.g. 0.05.", "P");
     parser.addOptions({out, rows, size, feature, target, seed, noise, threads, imbalance, timesteps, channels, anomalies});
-    parser.addPositionalArgument("KIND", "regression, classification or sensors.");
+    parser.addPositionalArgument("KIND", "regression, classification, sensors or images.");
     if (auto exit = cli::parseOrExit(parser, arguments))
         return *exit;
 

@@ -1,6 +1,8 @@
 #include "pipeline/map_functions.h"
 
+#include "pipeline/dtype_dispatch.h"
 #include "pipeline/host_ops.h"
+#include "pipeline/image_functions.h"
 
 #include "pipeline/runtime.h"
 
@@ -9,52 +11,8 @@
 #include <cstring>
 
 namespace sluice::pipeline {
-namespace {
 
-// Calls f(T{}) with the C++ type of `dtype`.
-template <typename F>
-decltype(auto) visitDType(DType dtype, F &&f)
-{
-    switch (dtype) {
-    case DType::Bool: return f(bool{});
-    case DType::Int8: return f(std::int8_t{});
-    case DType::Int16: return f(std::int16_t{});
-    case DType::Int32: return f(std::int32_t{});
-    case DType::Int64: return f(std::int64_t{});
-    case DType::UInt8: return f(std::uint8_t{});
-    case DType::UInt16: return f(std::uint16_t{});
-    case DType::UInt32: return f(std::uint32_t{});
-    case DType::UInt64: return f(std::uint64_t{});
-    case DType::Float16: return f(Float16{});
-    case DType::Float32: return f(float{});
-    case DType::Float64: break;
-    }
-    return f(double{});
-}
-
-template <typename T> double toDouble(T v) { return double(v); }
-template <> double toDouble(Float16 v) { return double(float(v)); }
-template <typename T> T fromDouble(double v)
-{
-    if constexpr (std::is_same_v<T, bool>)
-        return v != 0;
-    else if constexpr (std::is_floating_point_v<T>)
-        return T(v);
-    else if constexpr (std::is_same_v<T, Float16>)
-        return Float16::fromFloat(float(v));
-    else {
-        // numpy's astype leaves out-of-range and NaN values undefined; we saturate instead of UB.
-        if (std::isnan(v))
-            return T(0);
-        const double lo = double(std::numeric_limits<T>::lowest()), hi = double(std::numeric_limits<T>::max());
-        return v <= lo ? std::numeric_limits<T>::lowest() : v >= hi ? std::numeric_limits<T>::max() : T(v);
-    }
-}
-
-// Feature names of parameter `param` (a name or a list), each checked against the spec;
-// all numeric features when the parameter is absent and `allByDefault`.
-std::vector<std::size_t> featureIndices(Params &params, const std::string &param, const ElementSpec &spec, bool allByDefault,
-                                        bool numeric = true)
+std::vector<std::size_t> featureIndices(Params &params, const std::string &param, const ElementSpec &spec, bool allByDefault, bool numeric)
 {
     std::vector<std::size_t> out;
     if (!params.has(param)) {
@@ -76,13 +34,7 @@ std::vector<std::size_t> featureIndices(Params &params, const std::string &param
     return out;
 }
 
-std::uint64_t hash3(std::uint64_t a, std::uint64_t b, std::uint64_t c)
-{
-    std::uint64_t x = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull ^ c * 0x94d049bb133111ebull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
+namespace {
 
 // Applies `op(value, indexWithinLastAxis)` elementwise into a float32 (or float64) output.
 class ElementwiseFunction : public MapFunction
@@ -516,7 +468,8 @@ Tensor castTensor(const Tensor &tensor, DType dtype)
 
 const std::vector<MapFunctionInfo> &mapFunctions()
 {
-    static const std::vector<MapFunctionInfo> functions{
+    static const std::vector<MapFunctionInfo> functions = [] {
+        std::vector<MapFunctionInfo> all{
         {"identity", {}, "returns the element unchanged (tf.identity; measures the cost of a map stage itself)"},
         {"cast", {"features", "dtype"}, "tf.cast of the features (all numeric ones by default) to dtype"},
         {"normalize", {"features", "mean", "std", "adapt_elements"},
@@ -530,7 +483,11 @@ const std::vector<MapFunctionInfo> &mapFunctions()
         {"concat", {"features", "name", "keep_inputs"}, "tf.concat of features along the last axis into a new feature `name`"},
         {"python", {"callable", "output_signature"},
          "a Python function \"module:function\" called with a dict of numpy arrays, returning one (tf.py_function / numpy_function)"},
-    };
+        };
+        const auto &images = imageMapFunctions();
+        all.insert(all.end() - 1, images.begin(), images.end()); // python stays last
+        return all;
+    }();
     return functions;
 }
 
@@ -564,6 +521,8 @@ std::unique_ptr<MapFunction> makeMapFunction(const std::string &name, BuildConte
         return std::make_unique<ConcatFunction>(params, spec);
     if (name == "python")
         return makeHostMapFunction(context, params, input);
+    if (auto image = makeImageMapFunction(name, context, params, spec))
+        return image;
     std::string known;
     for (const auto &f : mapFunctions())
         known += (known.empty() ? "" : ", ") + f.name;

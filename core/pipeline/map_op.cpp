@@ -20,10 +20,35 @@ public:
           m_parallel(parallel), m_deterministic(deterministic), m_threads(threads), m_passes(std::move(passes))
     {
     }
-    std::int64_t cardinality() const override { return m_input->cardinality(); }
+    std::int64_t cardinality() const override { return m_function->mayDrop() ? kUnknown : m_input->cardinality(); }
 
 protected:
     std::unique_ptr<Iterator> makeRawIterator(const IteratorContext &context) const override
+    {
+        auto it = makeMappingIterator(context);
+        return m_function->mayDrop() ? std::make_unique<DropSkipped>(std::move(it)) : std::move(it);
+    }
+
+private:
+    // Leaves out the elements the function dropped (it counted them in the stage's stats).
+    class DropSkipped final : public Iterator
+    {
+    public:
+        explicit DropSkipped(std::unique_ptr<Iterator> input) : m_input(std::move(input)) {}
+        Result<Poll> next(Element &out) override
+        {
+            for (;;) {
+                auto r = m_input->next(out);
+                if (!r.ok() || *r != Poll::Ready || !MapFunction::isDropped(out))
+                    return r;
+            }
+        }
+
+    private:
+        std::unique_ptr<Iterator> m_input;
+    };
+
+    std::unique_ptr<Iterator> makeMappingIterator(const IteratorContext &context) const
     {
         const std::uint64_t pass = m_passes->fetch_add(1);
         auto fn = m_function;
@@ -63,7 +88,6 @@ protected:
             AsyncOptions{p, p, m_deterministic}, stats());
     }
 
-private:
     DatasetPtr m_input;
     std::shared_ptr<const MapFunction> m_function;
     std::int64_t m_parallel; // 0: sequential
@@ -102,11 +126,11 @@ std::shared_ptr<Dataset> buildMap(BuildContext &context, Params &params, const I
 void registerMapOps(std::vector<OpInfo> &ops)
 {
     std::vector<ParamInfo> params{
-        {"function", "enum:identity|cast|normalize|scale|clip|one_hot|reshape|gaussian_noise|concat|python", "", "the built-in function, or python", true},
+        {"function", "enum:identity|cast|normalize|scale|clip|one_hot|reshape|gaussian_noise|concat|decode_image|resize|random_flip|random_crop|random_brightness|random_contrast|python", "", "the built-in function, or python", true},
         {"num_parallel_calls", "int|AUTOTUNE", "", "elements mapped at once (absent: one at a time, in order)"},
         {"deterministic", "bool", "true", "keep input order when mapping in parallel"},
         {"features", "feature|list", "", "the feature(s) the function applies to (absent: cast converts every numeric feature; the other functions need it)"},
-        {"dtype", "dtype", "", "output dtype (needed by cast; one_hot without it: float32)"},
+        {"dtype", "dtype", "", "output dtype (needed by cast; one_hot without it: float32; decode_image: uint8 (default), uint16 or float32)"},
         {"mean", "number|list|adapt", "0", "normalize: mean, per last-axis position, or \"adapt\""},
         {"std", "number|list|adapt", "1", "normalize: standard deviation, or \"adapt\""},
         {"adapt_elements", "int", "-1", "normalize: elements to adapt over (-1: all)"},
@@ -117,7 +141,16 @@ void registerMapOps(std::vector<OpInfo> &ops)
         {"depth", "int", "", "one_hot: number of classes (needed by one_hot)"},
         {"shape", "list", "", "reshape: new shape (needed by reshape)"},
         {"stddev", "number", "", "gaussian_noise: standard deviation (needed by gaussian_noise)"},
-        {"seed", "int", "", "gaussian_noise: random seed (absent: from the pipeline seed, else random)"},
+        {"seed", "int", "", "gaussian_noise and random_*: random seed (absent: from the pipeline seed, else random)"},
+        {"channels", "int", "0", "decode_image: 0 (as in the file), 1 gray, 3 RGB, 4 RGBA"},
+        {"dct_method", "enum:INTEGER_FAST|INTEGER_ACCURATE", "INTEGER_FAST", "decode_image: libjpeg's IDCT (TensorFlow's default: INTEGER_FAST)"},
+        {"on_error", "enum:error|skip", "error", "decode_image: stop at a bad image, naming its file, or leave it out and count it"},
+        {"size", "list", "", "resize, random_crop: [height, width] (needed by both)"},
+        {"method", "enum:bilinear|nearest", "bilinear", "resize: interpolation (bilinear gives float32)"},
+        {"mode", "enum:horizontal|vertical|horizontal_and_vertical", "horizontal_and_vertical", "random_flip: which flips"},
+        {"max_delta", "number", "", "random_brightness: largest change (needed by random_brightness)"},
+        {"lower", "number", "", "random_contrast: smallest factor (needed by random_contrast)"},
+        {"upper", "number", "", "random_contrast: largest factor (needed by random_contrast)"},
         {"name", "string", "", "concat: the new feature's name (needed by concat)"},
         {"keep_inputs", "bool", "true", "concat: keep the concatenated features too"},
         {"callable", "callable", "", "python: \"module:function\", found next to the project or on its python_path (needed by python)"},

@@ -249,6 +249,10 @@ PipelineSnapshot Pipeline::Impl::snapshot() const
         st.note = s->note;
         if (s->cacheCutShort.load())
             st.note += std::string(st.note.empty() ? "" : "; ") + StageStats::kCacheCutShortNote;
+        st.skipped = s->skipped.load();
+        if (st.skipped)
+            st.note += std::string(st.note.empty() ? "" : "; ") + std::to_string(st.skipped) + " element" + (st.skipped == 1 ? "" : "s") +
+                       " skipped (on_error: skip), the first: " + s->firstSkipReason();
         st.async = s->async;
         st.elements = s->elements.load();
         st.bytes = s->bytes.load();

@@ -144,6 +144,8 @@ nlohmann::json PipelineSnapshot::toJson() const
         }
         if (!s.note.empty())
             j["note"] = s.note;
+        if (s.skipped)
+            j["skipped"] = s.skipped;
         if (!s.tuned.empty())
             j["tuned"] = s.tuned;
         if (!s.tunedWhy.empty())
@@ -219,6 +221,7 @@ void readStage(const nlohmann::json &j, StageSnapshot &s, JsonFields &errors)
     f.get("id", s.id);
     f.get("op", s.op);
     f.get("note", s.note);
+    f.get("skipped", s.skipped);
     f.get("elements", s.elements);
     f.get("bytes", s.bytes);
     f.get("elements_per_s", s.elementsPerSecond);

@@ -46,6 +46,7 @@ struct StageSnapshot
 {
     std::string id, op;
     std::string note; // StageStats::note
+    std::uint64_t skipped = 0; // elements left out by "on_error": "skip" (StageStats::skipped)
     bool async = false;
     std::uint64_t elements = 0, bytes = 0;
     double elementsPerSecond = 0, bytesPerSecond = 0;

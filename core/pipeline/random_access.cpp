@@ -25,6 +25,17 @@ public:
 
     Result<Poll> next(Element &out) override
     {
+        // Rows its source skipped (from_files' on_error: skip) come back without tensors.
+        for (;;) {
+            auto r = nextRow(out);
+            if (!r.ok() || *r != Poll::Ready || !out.tensors.empty())
+                return r;
+        }
+    }
+
+private:
+    Result<Poll> nextRow(Element &out)
+    {
         if (m_position >= m_pass->size())
             return Poll::End;
         // Elements are views read later by other stages: the pass's storage is told about them
@@ -35,7 +46,12 @@ public:
             m_chunkBegin = m_position;
             m_storage->beforeRead(m_position, std::min(m_pass->size(), m_position + kChunk));
         }
-        out = m_rows.element(m_pass->row(m_position++));
+        auto element = m_rows.element(m_pass->row(m_position++));
+        if (!element.ok())
+            return element.error();
+        out = std::move(element).value();
+        if (out.tensors.empty())
+            return Poll::Ready; // skipped: not counted
         // The rows are read here on behalf of the whole chain (source, shuffle, shard…).
         const std::uint64_t bytes = out.nbytes();
         for (StageStats *s : m_chain) {

@@ -26,8 +26,10 @@ public:
     virtual std::uint64_t rowCount() const = 0;
     // Copies the rows `rows` of feature `feature` one after another into `out`.
     virtual void gather(std::size_t feature, std::span<const std::uint64_t> rows, std::byte *out) const = 0;
-    // Row `row` as an element (views into the mapping where possible).
-    virtual Element element(std::uint64_t row) const = 0;
+    // Row `row` as an element (views into the mapping where possible). A source that reads
+    // files per row (from_files) may fail here; one that skips bad files returns an element
+    // without tensors, which the pass leaves out.
+    virtual Result<Element> element(std::uint64_t row) const = 0;
 
     // Where rows live, so that passes can tell the kernel how they read them (pass_storage.h).
     // visitStorage calls `visit` with the mapped bytes of rows [begin, end) of every feature, one

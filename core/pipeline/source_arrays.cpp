@@ -96,7 +96,7 @@ public:
         return bytes;
     }
 
-    Element element(std::uint64_t row) const override
+    Result<Element> element(std::uint64_t row) const override
     {
         Element e;
         e.tensors.reserve(m_columns.size());
@@ -287,7 +287,7 @@ public:
         for (std::size_t i = 0; i < rows.size(); ++i)
             values[i] = m_start + std::int64_t(rows[i]) * m_step;
     }
-    Element element(std::uint64_t row) const override
+    Result<Element> element(std::uint64_t row) const override
     {
         Element e;
         e.tensors.push_back(Tensor::scalar<std::int64_t>(m_start + std::int64_t(row) * m_step));
@@ -341,6 +341,7 @@ void registerSourceOps(std::vector<OpInfo> &ops)
                    0, 0, buildRange});
     registerTfRecordSource(ops);
     registerCsvSource(ops);
+    registerFilesSource(ops);
 }
 
 } // namespace sluice::pipeline

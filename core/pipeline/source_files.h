@@ -28,5 +28,6 @@ T valueOrFail(Params &params, const std::string &param, Result<T> result)
 
 void registerTfRecordSource(std::vector<OpInfo> &ops);
 void registerCsvSource(std::vector<OpInfo> &ops);
+void registerFilesSource(std::vector<OpInfo> &ops);
 
 } // namespace sluice::pipeline

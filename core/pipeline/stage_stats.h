@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -92,7 +93,27 @@ struct StageStats
     std::atomic<std::int64_t> hostNs{0};
     std::atomic<std::int64_t> hostWaitNs{0};
 
+    // Elements left out because their input was bad and the node says "on_error": "skip" (a
+    // corrupt image, an unreadable file), and why the first one was.
+    std::atomic<std::uint64_t> skipped{0};
+    void recordSkip(const std::string &reason)
+    {
+        if (skipped.fetch_add(1, std::memory_order_relaxed) == 0) {
+            std::lock_guard lock(m_skipMutex);
+            m_firstSkipReason = reason;
+        }
+    }
+    std::string firstSkipReason() const
+    {
+        std::lock_guard lock(m_skipMutex);
+        return m_firstSkipReason;
+    }
+
     void add(std::atomic<std::int64_t> &counter, std::int64_t ns) { counter.fetch_add(ns, std::memory_order_relaxed); }
+
+private:
+    mutable std::mutex m_skipMutex;
+    std::string m_firstSkipReason; // guarded by m_skipMutex
 };
 
 } // namespace sluice::pipeline

@@ -28,6 +28,10 @@ struct ParamSpec
     std::string name;        // "kernel", "bias", "recurrent_kernel", "gamma", "beta"
     Shape shape;             // Keras's layout for the same layer, so weights can be exchanged
     std::string initializer; // "glorot_uniform", "he_normal", "orthogonal", "zeros", "ones", ...
+    // False for state that no optimizer updates (BatchNormalization's moving statistics): the
+    // layer's backward adds the change it wants to its "gradient", and the trainer adds the
+    // all-reduced sum to the weight (batch_normalization.cpp says why).
+    bool trainable = true;
 };
 
 // What a forward/backward pass needs to know besides tensors.
@@ -41,6 +45,9 @@ struct PassContext
     // element), so that random masks depend on the sample, not on the replica or process.
     std::int64_t globalRowOffset = 0;
     std::int64_t globalRowStride = 1;
+    // 1 / the global batch's rows (the loss's scale): a replica's share of the batch is its
+    // rows times this. 0 outside training steps.
+    double lossScale = 0;
 };
 
 // Scratch a layer keeps between its forward and backward pass, owned by one replica.
@@ -54,18 +61,40 @@ struct LayerState
 // their name and class, never run wrongly.
 struct LayerKernelSpec
 {
-    enum class Kind { None, Dense, Activation, Dropout, LayerNormalization, Reshape, Concatenate, RepeatVector, Gru, Lstm };
+    enum class Kind {
+        None, Dense, Activation, Dropout, LayerNormalization, Reshape, Concatenate, RepeatVector, Gru, Lstm,
+        Conv,              // Conv1D, Conv2D
+        Pooling,           // MaxPooling1D/2D, AveragePooling1D/2D
+        GlobalPooling,     // GlobalMaxPooling1D/2D, GlobalAveragePooling1D/2D
+        BatchNormalization
+    };
+    // A window over channels-last samples seen as [H, W, C] (1-D layers: H = 1 and a window 1
+    // high), with TensorFlow's output sizes and "same" padding already worked out by the layer
+    // (train/layers/conv_geometry.h), so that the kernels need no padding arithmetic of their own.
+    struct Window
+    {
+        std::int64_t inH = 1, inW = 1, channels = 1;
+        std::int64_t outH = 1, outW = 1;
+        std::int64_t sizeH = 1, sizeW = 1;
+        std::int64_t strideH = 1, strideW = 1;
+        std::int64_t dilationH = 1, dilationW = 1;
+        std::int64_t padTop = 0, padLeft = 0; // padded rows above / columns left of the input
+    };
+
     Kind kind = Kind::None;
-    std::int64_t units = 0;                            // Dense, GRU, LSTM
-    ActivationKind activation = ActivationKind::Linear; // Dense, Activation; GRU, LSTM: tanh or sigmoid
+    std::int64_t units = 0;                            // Dense, GRU, LSTM; Conv: filters
+    ActivationKind activation = ActivationKind::Linear; // Dense, Activation, Conv; GRU, LSTM: tanh or sigmoid
     ActivationKind recurrentActivation = ActivationKind::Sigmoid; // GRU, LSTM
-    bool useBias = true;                               // Dense, GRU, LSTM
+    bool useBias = true;                               // Dense, GRU, LSTM, Conv
     bool returnSequences = false;                      // GRU, LSTM
     std::int64_t repeats = 0;                          // RepeatVector
     double rate = 0;                                   // Dropout
     std::optional<std::uint64_t> seed;                 // Dropout
-    double epsilon = 1e-3;                             // LayerNormalization
-    bool center = true, scale = true;                  // LayerNormalization
+    double epsilon = 1e-3;                             // LayerNormalization, BatchNormalization
+    bool center = true, scale = true;                  // LayerNormalization, BatchNormalization
+    double momentum = 0.99;                            // BatchNormalization
+    Window window;                                     // Conv, Pooling
+    bool maxPooling = false;                           // Pooling, GlobalPooling: max (else average)
 };
 
 class Layer
@@ -99,6 +128,32 @@ public:
     virtual void backward(const PassContext &ctx, std::span<const float *const> params, std::span<const FloatTensor *const> inputs,
                           const FloatTensor &output, const FloatTensor &dOutput, std::span<FloatTensor *const> dInputs,
                           std::span<float *const> grads, LayerState &state) const = 0;
+
+    // Layers that need sums over the whole global batch while training (BatchNormalization with
+    // "synchronized": true) split each training pass in two around an all-reduce of
+    // syncCount() doubles over every replica and process: the first half writes this replica's
+    // sums, the second gets the global ones. Replica::start/resume drive them; forward() and
+    // backward() are then used at inference only. 0: an ordinary layer.
+    virtual std::size_t syncCount() const { return 0; }
+    virtual void forwardSums(std::span<const float *const> /*params*/, std::span<const FloatTensor *const> /*inputs*/,
+                             std::span<double> /*sums*/, LayerState & /*state*/) const
+    {
+    }
+    virtual void forwardSynced(const PassContext &ctx, std::span<const float *const> params, std::span<const FloatTensor *const> inputs,
+                               std::span<const double> /*sums*/, FloatTensor &output, LayerState &state) const
+    {
+        forward(ctx, params, inputs, output, state);
+    }
+    virtual void backwardSums(std::span<const float *const> /*params*/, std::span<const FloatTensor *const> /*inputs*/,
+                              const FloatTensor & /*dOutput*/, std::span<double> /*sums*/, LayerState & /*state*/) const
+    {
+    }
+    virtual void backwardSynced(const PassContext &ctx, std::span<const float *const> params, std::span<const FloatTensor *const> inputs,
+                                const FloatTensor &output, const FloatTensor &dOutput, std::span<const double> /*sums*/,
+                                std::span<FloatTensor *const> dInputs, std::span<float *const> grads, LayerState &state) const
+    {
+        backward(ctx, params, inputs, output, dOutput, dInputs, grads, state);
+    }
 
 private:
     std::string m_name;

@@ -5,10 +5,12 @@
 
 #include "train/initializers.h"
 #include "train/layers/basic_layers.h"
+#include "train/layers/conv_layers.h"
 #include "train/layers/layer_config.h"
 #include "train/layers/recurrent.h"
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 
 namespace sluice::train {
@@ -85,6 +87,133 @@ RecurrentOptions recurrentOptions(LayerConfig &c)
     return o;
 }
 
+// --- Convolution and pooling: what their entries share ---------------------------------------
+
+std::string rankSuffix(int rank) { return rank == 1 ? "1D" : "2D"; }
+
+// Keras lower-cases the padding; "causal" (Conv1D) is not supported.
+ConvPadding convPadding(LayerConfig &c)
+{
+    const std::string given = c.string("padding", "valid");
+    std::string p = given;
+    std::transform(p.begin(), p.end(), p.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
+    if (p == "valid")
+        return ConvPadding::Valid;
+    if (p == "same")
+        return ConvPadding::Same;
+    c.fail("padding", std::string("expected \"valid\" or \"same\"") + (p == "causal" ? " (causal padding is not supported)" : "") +
+                          ", got \"" + given + "\"");
+}
+
+// Keras's data_format (null: its default, channels_last).
+void requireChannelsLast(LayerConfig &c)
+{
+    const std::string format = c.string("data_format", "channels_last");
+    if (format != "channels_last")
+        c.fail("data_format", "only \"channels_last\" is supported (inputs [batch, ..., channels]), got \"" + format + "\"");
+}
+
+LayerParamDoc paddingDoc()
+{
+    return {"padding", "enum:valid|same", "valid",
+            "valid: windows inside the input only; same: zero padding (ignored by pooling) for ceil(input / stride) outputs, "
+            "as TensorFlow pads (the smaller half before)."};
+}
+
+LayerParamDoc dataFormatDoc()
+{
+    return {"data_format", "enum:channels_last", "channels_last", "Only channels_last: inputs [batch, ..., channels] (null: channels_last)."};
+}
+
+std::string inputText(int rank) { return rank == 1 ? "[B, steps, channels]" : "[B, height, width, channels]"; }
+
+// The output of a windowed layer with `last` channels: "[B, steps', filters]".
+std::string outputText(int rank, const std::string &last) { return rank == 1 ? "[B, steps', " + last + "]" : "[B, height', width', " + last + "]"; }
+
+LayerEntry convEntry(int rank)
+{
+    using Made = Result<std::unique_ptr<Layer>>;
+    const std::string kernel = rank == 1 ? "(k, channels, filters)" : "(kh, kw, channels, filters)";
+    return {{"Conv" + rankSuffix(rank),
+             std::to_string(rank) + "-D convolution: " + inputText(rank) + " -> " + outputText(rank, "filters") +
+                 ", activation(conv(inputs, kernel) + bias). Weights: kernel " + kernel + ", bias (filters,).",
+             {{"filters", "int", "", "Number of output channels (>= 1)."},
+              {"kernel_size", "int|list of int", "", "Size of the window: one number for every spatial axis, or a list with one per axis."},
+              {"strides", "int|list of int", "1", "Step between windows, per spatial axis (a number or a list)."},
+              paddingDoc(),
+              dataFormatDoc(),
+              {"dilation_rate", "int|list of int", "1", "Spacing of the window's taps, per spatial axis; above 1 only with strides of 1 (as Keras)."},
+              {"groups", "int", "1", "Must be 1: grouped convolutions are not supported."},
+              activationDoc("linear"),
+              {"use_bias", "bool", "true", "Whether the layer adds a bias vector."},
+              initializerDoc("kernel_initializer", "glorot_uniform", "the kernel"),
+              initializerDoc("bias_initializer", "zeros", "the bias")}},
+            [rank](const std::string &name, LayerConfig &c) -> Made {
+                ConvOptions o;
+                o.rank = rank;
+                o.filters = c.integer("filters", std::nullopt, 1);
+                o.kernelSize = c.integerTuple("kernel_size", std::nullopt, std::size_t(rank), 1);
+                o.strides = c.integerTuple("strides", 1, std::size_t(rank), 1);
+                o.padding = convPadding(c);
+                requireChannelsLast(c);
+                o.dilationRate = c.integerTuple("dilation_rate", 1, std::size_t(rank), 1);
+                auto above1 = [](const Shape &v) { return std::any_of(v.begin(), v.end(), [](std::int64_t x) { return x > 1; }); };
+                if (above1(o.strides) && above1(o.dilationRate))
+                    c.fail("dilation_rate", "above 1 cannot be combined with strides above 1 (Keras refuses it too), got dilation_rate " +
+                                                shapeString(o.dilationRate) + " and strides " + shapeString(o.strides));
+                if (const std::int64_t groups = c.integer("groups", 1, 1); groups != 1)
+                    c.fail("groups", "only 1 is supported (grouped convolutions are not), got " + std::to_string(groups));
+                o.activation = c.activation("activation", "linear");
+                o.useBias = c.boolean("use_bias", true);
+                o.kernelInitializer = c.initializer("kernel_initializer", "glorot_uniform");
+                o.biasInitializer = c.initializer("bias_initializer", "zeros");
+                return makeConv(name, std::move(o));
+            }};
+}
+
+LayerEntry poolingEntry(int rank, PoolKind kind)
+{
+    using Made = Result<std::unique_ptr<Layer>>;
+    const bool isMax = kind == PoolKind::Max;
+    return {{std::string(isMax ? "MaxPooling" : "AveragePooling") + rankSuffix(rank),
+             std::string(isMax ? "Maximum" : "Mean") + " of each channel over windows: " + inputText(rank) + " -> " + outputText(rank, "channels") +
+                 ". " +
+                 (isMax ? "Padded positions never count; the gradient goes to the first maximum of each window."
+                        : "With same padding, each window's mean is over its positions inside the input (as TensorFlow)."),
+             {{"pool_size", "int|list of int", "2", "Size of the window: one number for every spatial axis, or a list with one per axis."},
+              {"strides", "int|list of int|null", "null", "Step between windows, per spatial axis; null: pool_size."},
+              paddingDoc(),
+              dataFormatDoc()}},
+            [rank, kind](const std::string &name, LayerConfig &c) -> Made {
+                PoolingOptions o;
+                o.rank = rank;
+                o.kind = kind;
+                o.poolSize = c.integerTuple("pool_size", 2, std::size_t(rank), 1);
+                o.strides = c.raw("strides") ? c.integerTuple("strides", std::nullopt, std::size_t(rank), 1) : o.poolSize;
+                o.padding = convPadding(c);
+                requireChannelsLast(c);
+                return makePooling(name, std::move(o));
+            }};
+}
+
+LayerEntry globalPoolingEntry(int rank, PoolKind kind)
+{
+    using Made = Result<std::unique_ptr<Layer>>;
+    const bool isMax = kind == PoolKind::Max;
+    return {{std::string(isMax ? "GlobalMaxPooling" : "GlobalAveragePooling") + rankSuffix(rank),
+             std::string(isMax ? "Maximum" : "Mean") + " of each channel over all positions: " + inputText(rank) + " -> [B, channels].",
+             {dataFormatDoc(),
+              {"keepdims", "bool", "false", rank == 1 ? "Keep the steps axis with size 1: [B, 1, channels]." : "Keep the spatial axes with size 1: [B, 1, 1, channels]."}}},
+            [rank, kind](const std::string &name, LayerConfig &c) -> Made {
+                requireChannelsLast(c);
+                GlobalPoolingOptions o;
+                o.rank = rank;
+                o.kind = kind;
+                o.keepdims = c.boolean("keepdims", false);
+                return makeGlobalPooling(name, o);
+            }};
+}
+
 std::vector<LayerEntry> makeEntries()
 {
     std::vector<LayerEntry> all;
@@ -97,10 +226,16 @@ std::vector<LayerEntry> makeEntries()
                        return makeActivation(name, c.activation("activation", std::nullopt));
                    }});
 
+    all.push_back(poolingEntry(1, PoolKind::Average));
+    all.push_back(poolingEntry(2, PoolKind::Average));
+
     all.push_back({{"Concatenate",
                     "Concatenates any number of inputs along the last axis; the other dimensions must agree.",
                     {{"axis", "int", "-1", "The axis: only the last one (-1, or the input rank counting the batch dimension)."}}},
                    [](const std::string &name, LayerConfig &c) -> Made { return makeConcatenate(name, singleAxis(c)); }});
+
+    all.push_back(convEntry(1));
+    all.push_back(convEntry(2));
 
     all.push_back({{"Dense",
                     "Densely connected layer: activation(inputs . kernel + bias) on the last axis, [B, ..., F] -> [B, ..., units]. "
@@ -133,6 +268,11 @@ std::vector<LayerEntry> makeEntries()
 
     all.push_back({{"Flatten", "Flattens each sample: [B, ...] -> [B, product of the other dimensions].", {}},
                    [](const std::string &name, LayerConfig &) -> Made { return makeFlatten(name); }});
+
+    all.push_back(globalPoolingEntry(1, PoolKind::Average));
+    all.push_back(globalPoolingEntry(2, PoolKind::Average));
+    all.push_back(globalPoolingEntry(1, PoolKind::Max));
+    all.push_back(globalPoolingEntry(2, PoolKind::Max));
 
     auto recurrentDocs = [](std::vector<LayerParamDoc> extra) {
         std::vector<LayerParamDoc> p = {
@@ -176,6 +316,36 @@ std::vector<LayerEntry> makeEntries()
                        return makeLstm(name, std::move(o));
                    }});
 
+    all.push_back({{"BatchNormalization",
+                    "Normalises each channel (the last axis) to zero mean and unit variance over the batch and every other axis while "
+                    "training, with the moving statistics at inference; then scales by gamma and shifts by beta. Under mirrored replicas "
+                    "and MPI each replica normalises its own slice, as Keras's layer does under MirroredStrategy (the moving statistics "
+                    "average the replicas'), unless synchronized. Weights: gamma, beta (C,), and the non-trainable moving_mean, moving_variance (C,).",
+                    {{"axis", "int", "-1", "The channel axis: only the last one (channels last)."},
+                     {"momentum", "number", "0.99", "Moving statistics: moving = momentum * moving + (1 - momentum) * batch statistic."},
+                     {"epsilon", "number", "0.001", "Added to the variance before its square root (> 0)."},
+                     {"center", "bool", "true", "Whether to add the offset beta."},
+                     {"scale", "bool", "true", "Whether to multiply by gamma."},
+                     {"synchronized", "bool", "false", "Normalise over the global batch, every replica and process together (N replicas then train as one holding the whole batch); false: each replica its own rows, as Keras's default. CPU backend only."},
+                     initializerDoc("beta_initializer", "zeros", "beta"),
+                     initializerDoc("gamma_initializer", "ones", "gamma"),
+                     initializerDoc("moving_mean_initializer", "zeros", "the moving mean"),
+                     initializerDoc("moving_variance_initializer", "ones", "the moving variance")}},
+                   [](const std::string &name, LayerConfig &c) -> Made {
+                       BatchNormalizationOptions o;
+                       o.axis = singleAxis(c);
+                       o.momentum = c.number("momentum", 0.99, Interval::closed(0, 1));
+                       o.epsilon = c.number("epsilon", 1e-3, Interval::greaterThan(0));
+                       o.center = c.boolean("center", true);
+                       o.scale = c.boolean("scale", true);
+                       o.synchronized = c.boolean("synchronized", false);
+                       o.betaInitializer = c.initializer("beta_initializer", "zeros");
+                       o.gammaInitializer = c.initializer("gamma_initializer", "ones");
+                       o.movingMeanInitializer = c.initializer("moving_mean_initializer", "zeros");
+                       o.movingVarianceInitializer = c.initializer("moving_variance_initializer", "ones");
+                       return makeBatchNormalization(name, std::move(o));
+                   }});
+
     all.push_back({{"LayerNormalization",
                     "Normalises each sample over its last axis to zero mean and unit variance, then scales by gamma and shifts by beta. "
                     "Weights: gamma (F,), beta (F,).",
@@ -195,6 +365,9 @@ std::vector<LayerEntry> makeEntries()
                        o.gammaInitializer = c.initializer("gamma_initializer", "ones");
                        return makeLayerNormalization(name, std::move(o));
                    }});
+
+    all.push_back(poolingEntry(1, PoolKind::Max));
+    all.push_back(poolingEntry(2, PoolKind::Max));
 
     all.push_back({{"RepeatVector", "Repeats each sample n times: [B, F] -> [B, n, F].", {{"n", "int", "", "The number of repetitions (>= 1)."}}},
                    [](const std::string &name, LayerConfig &c) -> Made {

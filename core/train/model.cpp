@@ -165,9 +165,12 @@ Result<std::unique_ptr<Model>> Model::buildEntries(const nlohmann::json &json, c
             return modelError("layer '" + name + "'", shape.error().reason);
         node.shape = *shape;
         for (const auto &p : (*layer)->params()) {
-            ParameterEntry entry{name + "/" + p.name, p.shape, p.initializer, model->m_parameterCount, std::size_t(shapeCount(p.shape))};
+            ParameterEntry entry{name + "/" + p.name, p.shape, p.initializer, model->m_parameterCount, std::size_t(shapeCount(p.shape)),
+                                 p.trainable};
             // Each array starts on a 64-byte boundary so that vector loops over it stay aligned.
-            model->m_parameterCount += (entry.count + 15) / 16 * 16;
+            // Non-trainable arrays are placed after every trainable one (below).
+            if (p.trainable)
+                model->m_parameterCount += (entry.count + 15) / 16 * 16;
             node.params.push_back(model->m_parameters.size());
             model->m_parameters.push_back(std::move(entry));
         }
@@ -179,6 +182,14 @@ Result<std::unique_ptr<Model>> Model::buildEntries(const nlohmann::json &json, c
             return s.error();
         model->m_nodes.push_back(std::move(node));
     }
+
+    // The optimizer works on [0, trainableParameterCount()); the moving statistics follow.
+    model->m_trainableCount = model->m_parameterCount;
+    for (auto &entry : model->m_parameters)
+        if (!entry.trainable) {
+            entry.offset = model->m_parameterCount;
+            model->m_parameterCount += (entry.count + 15) / 16 * 16;
+        }
 
     std::set<std::string> outputNames;
     for (std::size_t i = 0; i < json["outputs"].size(); ++i) {
@@ -323,8 +334,25 @@ std::string Model::summary() const
         shape.resize(std::max<std::size_t>(shape.size(), 20), ' ');
         out << label << " " << shape << " " << count << "\n";
     }
+    std::size_t trainable = 0;
+    for (const auto &p : m_parameters)
+        trainable += p.trainable ? p.count : 0;
     out << "Total params: " << total << "\n";
+    if (trainable != total)
+        out << "Trainable params: " << trainable << "\nNon-trainable params: " << total - trainable << "\n";
     return out.str();
+}
+
+void applyStateUpdates(const Model &model, std::span<float> weights, std::span<float> grads)
+{
+    for (const auto &p : model.parameters()) {
+        if (p.trainable)
+            continue;
+        for (std::size_t i = p.offset; i < p.offset + p.count; ++i) {
+            weights[i] += grads[i];
+            grads[i] = 0;
+        }
+    }
 }
 
 } // namespace sluice::train

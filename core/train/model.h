@@ -37,6 +37,7 @@ struct ParameterEntry
     std::string initializer;
     std::size_t offset = 0;
     std::size_t count = 0;
+    bool trainable = true; // false: state its layer updates (ParamSpec::trainable), after every trainable array
 };
 
 struct ModelInput
@@ -87,6 +88,9 @@ public:
     const std::vector<ModelOutput> &outputs() const { return m_outputs; }
     const std::vector<ParameterEntry> &parameters() const { return m_parameters; }
     std::size_t parameterCount() const { return m_parameterCount; } // floats in the flat buffer
+    // The optimizer's part of the buffer, [0, trainableParameterCount()); the rest holds the
+    // non-trainable state, updated by adding its reduced "gradient" (applyStateUpdates).
+    std::size_t trainableParameterCount() const { return m_trainableCount; }
 
     // Seeded initial weights (Keras initializers).
     Result<std::vector<float>> initialWeights(std::uint64_t seed) const;
@@ -104,6 +108,11 @@ private:
     std::vector<ModelOutput> m_outputs;
     std::vector<ParameterEntry> m_parameters;
     std::size_t m_parameterCount = 0;
+    std::size_t m_trainableCount = 0;
 };
+
+// Adds the summed updates of the non-trainable state to it and zeroes them, so that clipping and
+// the optimizer see only the trainable gradients.
+void applyStateUpdates(const Model &model, std::span<float> weights, std::span<float> grads);
 
 } // namespace sluice::train

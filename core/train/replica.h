@@ -43,7 +43,20 @@ public:
     // Forward over `slice`; with `backward`, also the gradients of
     //   scale * sum_outputs loss_weight * sum_i w_i * loss_i
     // into gradients() (zeroed first). Metrics (when `updateMetrics`) accumulate.
+    // With synchronized layers (Layer::syncCount()) in training, a replica alone is the whole
+    // batch: their sums are its own. Several replicas go through start()/resume() instead.
     SliceResult run(const PassContext &ctx, std::span<const float> weights, const BatchSlice &slice, float scale, bool backward, bool updateMetrics);
+
+    // The same run in steps, for models with synchronized layers: start() runs up to the first
+    // such layer (or to the end); while waiting(), localSums() is this replica's part of the
+    // sums, and resume() hands over the sums over every replica and process and runs on to the
+    // next one. Every replica stops at the same layers in the same order, an empty slice too
+    // (its sums are zeros). `slice` and `weights` must outlive the run.
+    void start(const PassContext &ctx, std::span<const float> weights, const BatchSlice &slice, float scale, bool backward, bool updateMetrics);
+    bool waiting() const { return m_waiting; }
+    std::span<const double> localSums() const { return m_sums; }
+    void resume(std::span<const double> globalSums);
+    const SliceResult &result() const { return m_result; }
 
     std::vector<float> &gradients() { return m_gradients; }
     // Output of node `index` from the last run (for tests and predictions).
@@ -54,14 +67,38 @@ public:
     void resetMetrics();
 
 private:
+    void runOn();             // forward, losses and backward from the cursor to the next wait or the end
+    void computeLosses();
+    void backwardNode(std::size_t i, std::span<const double> syncedSums);
+    bool synchronizedAt(std::size_t i) const;
+    // Node i's weights and inputs (a model input is read from the slice).
+    void gatherOperands(std::size_t i, std::vector<const float *> &paramPtrs, std::vector<const FloatTensor *> &inputPtrs) const;
+
     const Model &m_model;
+    std::vector<bool> m_reachesLoss; // per node: its output gets a gradient in backward (static)
+    // The run under way (start()/resume()).
+    PassContext m_ctx;
+    std::span<const float> m_weights;
+    const BatchSlice *m_slice = nullptr;
+    float m_scale = 0;
+    bool m_backward = false, m_updateMetrics = false;
+    enum class Phase { Forward, Backward, Done } m_phase = Phase::Done;
+    std::size_t m_cursor = 0; // the node to run next (backward: counting down, one past it)
+    bool m_waiting = false;
+    std::vector<double> m_sums;
+    SliceResult m_result;
     std::vector<FloatTensor> m_activations;  // per node
     std::vector<FloatTensor> m_dActivations; // per node
+    std::vector<char> m_hasGradient;         // per node: m_dActivations holds this step's gradient
     std::vector<FloatTensor> m_dScratch;     // per input slot: a layer's dInput before adding (fan-out)
     std::vector<LayerState> m_states;        // per node
     std::vector<float> m_gradients;
     std::vector<float> m_lossScratch;
     std::vector<std::vector<std::unique_ptr<Metric>>> m_metrics;
 };
+
+// The sums every replica stopped with at a synchronized layer (all at the same one), added in
+// replica order: the same total whatever the threads. The caller adds the other processes'.
+std::vector<double> sumOfLocalSums(std::span<const std::unique_ptr<Replica>> replicas);
 
 } // namespace sluice::train

@@ -138,7 +138,7 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Project &project, const T
     impl.schedule = std::move(*schedule);
     nlohmann::json optSpec = config.optimizer;
     optSpec.erase("global_clipnorm");
-    auto optimizer = createOptimizer(optSpec, impl.model->parameterCount());
+    auto optimizer = createOptimizer(optSpec, impl.model->trainableParameterCount());
     if (!optimizer)
         return trainingError("", optimizer.error().message());
     impl.optimizer = std::move(*optimizer);
@@ -242,9 +242,19 @@ Result<SliceResult> Trainer::Impl::runBatch(const pipeline::Element &batch, std:
             ctx.globalRowStride = stride;
             if (training && slice.rows == 0)
                 std::fill(reps[r]->gradients().begin(), reps[r]->gradients().end(), 0.0f);
-            results[r] = reps[r]->run(ctx, weights, slice, scale, training, true);
+            reps[r]->start(ctx, weights, slice, scale, training, true);
         });
     });
+    // Synchronized layers (BatchNormalization with synchronized: true) stop every replica at the
+    // same layer: their sums are added in replica order, then over the processes, and each goes on.
+    while (reps.front()->waiting()) {
+        std::vector<double> total = sumOfLocalSums(reps);
+        if (auto s = reducer->sumAcrossProcesses(total); !s.ok())
+            return s.error();
+        inArena([&] { oneapi::tbb::parallel_for(std::size_t(0), reps.size(), [&](std::size_t r) { reps[r]->resume(total); }); });
+    }
+    for (std::size_t r = 0; r < reps.size(); ++r)
+        results[r] = reps[r]->result();
     SliceResult total;
     total.outputLossSums.assign(model->outputs().size(), 0.0);
     for (const auto &r : results) {

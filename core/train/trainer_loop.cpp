@@ -1,5 +1,6 @@
 // The Trainer's epoch loop: read a batch, agree on it with the other processes, train on it,
 // report, checkpoint; then the epoch's end (validation, metrics, checkpoint).
+#include "train/step_update.h"
 #include "train/trainer_impl.h"
 
 
@@ -90,11 +91,8 @@ Result<std::vector<double>> Trainer::Impl::trainStep(const std::optional<pipelin
     Status reduced = Status::success();
     inArena([&] {
         reduced = reducer->sum(buffers);
-        if (reduced.ok()) {
-            if (config.globalClipnorm > 0)
-                clipByGlobalNorm(*buffers[0], config.globalClipnorm);
-            optimizer->apply(weights, *buffers[0], float(lr), step + 1);
-        }
+        if (reduced.ok())
+            applyStepUpdate(*model, *optimizer, weights, *buffers[0], config.globalClipnorm, float(lr), step + 1);
     });
     if (!reduced.ok())
         return reduced.error();

@@ -1,5 +1,6 @@
 #include "train/worker_sharding.h"
 
+#include <algorithm>
 #include <set>
 
 namespace sluice::train {
@@ -103,6 +104,32 @@ Result<ShardingPlan> shardForWorker(Project &project, const std::string &outputN
         return plan;
     }
     plan.policy = "data";
+    // from_files reads and decodes a file per element: shard right after it, so that each
+    // worker reads only its own share (before a shuffle: each shuffles its share, as tf.data's
+    // file policy does), rather than every worker decoding every file for a shard before batch.
+    const auto isFilesSource = [](const PipelineNode &n) { return n.op == "from_files"; };
+    const bool onlyFileSources = std::all_of(project.nodes.begin(), project.nodes.end(), [&](const PipelineNode &n) {
+        return n.op.rfind("from_", 0) != 0 && n.op != "range" ? true : isFilesSource(n);
+    });
+    if (onlyFileSources) {
+        std::vector<std::string> sourceIds;
+        for (const auto &n : project.nodes)
+            if (isFilesSource(n))
+                sourceIds.push_back(n.id);
+        for (const auto &id : sourceIds) {
+            PipelineNode shard;
+            shard.id = "__worker_shard_" + id;
+            shard.op = "shard";
+            shard.params = {{"num_shards", workers}, {"index", index}};
+            project.nodes.push_back(shard);
+            for (auto &e : project.edges)
+                if (e.from == id)
+                    e.from = shard.id;
+            project.edges.push_back({id, shard.id});
+        }
+        if (!sourceIds.empty())
+            return plan;
+    }
     std::string shardId = "__worker_shard";
     PipelineNode shard;
     shard.id = shardId;

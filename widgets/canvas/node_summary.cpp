@@ -31,7 +31,7 @@ QString nodeSummary(const PipelineNode &node)
         {"take", {"count"}},               {"skip", {"count"}},             {"repeat", {"count"}},
         {"interleave", {"cycle_length"}},  {"range", {"start", "stop"}},    {"from_npy", {"features"}},
         {"from_csv", {"filenames"}},       {"from_tfrecord", {"filenames"}}, {"from_npz", {"path"}},
-        {"global_shuffle", {"seed"}},      {"cache", {"filename"}}};
+        {"global_shuffle", {"seed"}},      {"cache", {"filename"}},         {"from_files", {"directory", "files"}}};
     QStringList parts;
     for (const auto &[op, names] : keys) {
         if (op != node.op)

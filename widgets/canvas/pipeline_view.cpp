@@ -386,7 +386,7 @@ QString PipelineView::emptyHint() const
         return {};
     return tr("An empty pipeline.\n\n"
               "Drag a stage here from the palette, or double-click one (Ctrl+F searches it, Enter adds it).\n"
-              "Drop data files here (.npy, .npz, TFRecord, CSV) to make sources of them.\n"
+              "Drop data files here (.npy, .npz, TFRecord, CSV, pictures or a folder of them) to make sources of them.\n"
               "Help ▸ User Guide (F1) walks through a first project.");
 }
 

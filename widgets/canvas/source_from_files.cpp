@@ -13,11 +13,20 @@ namespace sluice::widgets {
 
 namespace {
 
-enum class Kind { Npy, Npz, TfRecord, Csv, Other };
+enum class Kind { Npy, Npz, TfRecord, Csv, Image, ImageFolder, Other };
+
+bool isImageName(const QString &name)
+{
+    return name.endsWith(QLatin1String(".jpg")) || name.endsWith(QLatin1String(".jpeg")) || name.endsWith(QLatin1String(".png"));
+}
 
 Kind kindOf(const QString &path)
 {
+    if (QFileInfo(path).isDir())
+        return Kind::ImageFolder;
     const QString name = QFileInfo(path).fileName().toLower();
+    if (isImageName(name))
+        return Kind::Image;
     if (name.endsWith(QLatin1String(".npy")))
         return Kind::Npy;
     if (name.endsWith(QLatin1String(".npz")))
@@ -48,6 +57,37 @@ nlohmann::json reportOf(const QString &path, QStringList &problems)
     return *report;
 }
 
+const QStringList kImagePatterns{QStringLiteral("*.jpg"), QStringLiteral("*.jpeg"), QStringLiteral("*.png"), QStringLiteral("*.JPG"),
+                                 QStringLiteral("*.JPEG"), QStringLiteral("*.PNG")};
+
+// The sub-folders of `folder` that hold pictures: the classes, as from_files and Keras's
+// image_dataset_from_directory see them (one level down; from_files also reads nested ones).
+QStringList classFolders(const QString &folder)
+{
+    QStringList classes;
+    const QDir dir(folder);
+    for (const QString &sub : dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name))
+        if (!QDir(dir.filePath(sub)).entryList(kImagePatterns, QDir::Files).isEmpty())
+            classes << sub;
+    return classes;
+}
+
+// A dropped folder: with class sub-folders, from_files over them (labels from the folders);
+// with pictures of its own only, from_files over those, unlabelled.
+void addImageFolder(const QString &path, const QString &relative, DroppedFiles &out)
+{
+    const QStringList classes = classFolders(path);
+    if (!classes.isEmpty()) {
+        out.sources.push_back({QStringLiteral("from_files"), QJsonObject{{QStringLiteral("directory"), relative}}});
+        return;
+    }
+    if (!QDir(path).entryList(kImagePatterns, QDir::Files).isEmpty()) {
+        out.sources.push_back({QStringLiteral("from_files"), QJsonObject{{QStringLiteral("directory"), relative}, {QStringLiteral("labels"), QJsonValue()}}});
+        return;
+    }
+    out.problems << QStringLiteral("%1: a folder without pictures (.jpg, .jpeg, .png) or class sub-folders of them").arg(path);
+}
+
 } // namespace
 
 bool isDataFile(const QString &path) { return kindOf(path) != Kind::Other; }
@@ -57,7 +97,7 @@ DroppedFiles sourcesFromFiles(const QStringList &paths, const QString &projectFo
 {
     DroppedFiles out;
     QJsonObject npyFeatures;
-    QJsonArray tfrecords, csvs;
+    QJsonArray tfrecords, csvs, images;
     QStringList tfrecordPaths, csvPaths;
     for (const QString &path : paths) {
         const QString relative = relativeTo(projectFolder, path);
@@ -80,8 +120,14 @@ DroppedFiles sourcesFromFiles(const QStringList &paths, const QString &projectFo
             csvs.append(relative);
             csvPaths << path;
             break;
+        case Kind::Image:
+            images.append(relative);
+            break;
+        case Kind::ImageFolder:
+            addImageFolder(path, relative, out);
+            break;
         case Kind::Other:
-            out.problems << QStringLiteral("%1: not a data file Sluice reads (.npy, .npz, TFRecord, CSV)").arg(path);
+            out.problems << QStringLiteral("%1: not a data file Sluice reads (.npy, .npz, TFRecord, CSV, images or a folder of them)").arg(path);
             break;
         }
     }
@@ -94,6 +140,8 @@ DroppedFiles sourcesFromFiles(const QStringList &paths, const QString &projectFo
             params[QStringLiteral("compression_type")] = QStringLiteral("GZIP");
         out.sources.push_back({QStringLiteral("from_tfrecord"), params});
     }
+    if (!images.isEmpty())
+        out.sources.push_back({QStringLiteral("from_files"), QJsonObject{{QStringLiteral("files"), images.size() == 1 ? images.at(0) : QJsonValue(images)}}});
     if (!csvs.isEmpty()) {
         QJsonObject params{{QStringLiteral("filenames"), csvs.size() == 1 ? csvs.at(0) : QJsonValue(csvs)}};
         if (const QJsonObject columns = csvColumnsFromReport(reportOf(csvPaths.front(), out.problems)); !columns.isEmpty())

@@ -133,6 +133,15 @@ __global__ void clipKernel(float *g, std::int64_t n, double clipnorm, const doub
     g[i] *= factor;
 }
 
+__global__ void stateUpdateKernel(float *w, float *u, std::int64_t n)
+{
+    SLUICE_GRID_STRIDE(i, n)
+    {
+        w[i] += u[i];
+        u[i] = 0.0f;
+    }
+}
+
 void requireBuffers(const char *op, std::int64_t n, bool ok)
 {
     detail::require(n >= 0, op, "n must not be negative");
@@ -193,6 +202,16 @@ void clipByGlobalNorm(Stream stream, float *grads, std::int64_t n, double clipno
         clipKernel<<<detail::elementwiseBlocks(n), detail::kElementwiseThreads, 0, stream>>>(grads, n, clipnorm, norm);
         SLUICE_CUDA_CHECK_LAUNCH();
     }
+}
+
+void applyStateUpdates(Stream stream, float *weights, float *updates, std::int64_t n)
+{
+    detail::require(n >= 0, "applyStateUpdates", "n must not be negative");
+    if (n == 0)
+        return;
+    detail::require(weights && updates, "applyStateUpdates", "weights and updates must be device pointers");
+    stateUpdateKernel<<<detail::elementwiseBlocks(n), detail::kElementwiseThreads, 0, stream>>>(weights, updates, n);
+    SLUICE_CUDA_CHECK_LAUNCH();
 }
 
 } // namespace sluice::train::cuda

@@ -52,4 +52,8 @@ constexpr std::int64_t kGlobalNormWorkspace = 1025;
 // afterwards for the norm.
 void clipByGlobalNorm(Stream stream, float *grads, std::int64_t n, double clipnorm, double *workspace);
 
+// The non-trainable state's step (train::applyStateUpdates on the device): weights += updates,
+// then updates = 0, over n floats, before clipping and the optimizer see the trainable part.
+void applyStateUpdates(Stream stream, float *weights, float *updates, std::int64_t n);
+
 } // namespace sluice::train::cuda

@@ -11,7 +11,10 @@
 //    the GPUs of this process), overlapping the earlier layers' backward;
 //  - host: no NCCL (or NCCL refused the devices): each GPU's sum is downloaded, summed in order
 //    (and across processes by the GradientReducer) and uploaded again.
-// Every GPU then clips and updates its own copy of the weights from the same sum.
+// Every GPU then updates its own copy of the weights from the same sum in the CPU trainer's
+// order (trainer_loop.cpp): the non-trainable state (BatchNormalization's moving statistics,
+// laid out after every trainable array) adds its reduced "gradient", which is then zeroed;
+// clipping and the optimizer see [0, Model::trainableParameterCount()) only.
 #include "train/gpu/gpu_engine.h"
 
 #include "train/cuda/optimizer_kernels.h"
@@ -112,7 +115,7 @@ private:
     Reduce m_reduce = Reduce::InDevice;
     bool m_overlap = false, m_overlappedThisStep = false;
     std::vector<Bucket> m_buckets;
-    std::map<std::size_t, std::size_t> m_bucketAfterNode; // node index -> bucket, issued after its backward
+    std::map<std::size_t, std::vector<std::size_t>> m_bucketAfterNode; // node index -> buckets, issued after its backward
     std::vector<float> m_hostSum, m_hostPart;
     std::string m_description, m_reducerName;
 };
@@ -202,7 +205,8 @@ Status CudaEngine::init(Optimizer &optimizer)
                 }
                 d->gpu.context = {d->gpu.compute, d->blas.get(), mode, m_opt.precision == "bf16"};
                 d->weights = cuda::DeviceBuffer<float>(m_model.parameterCount());
-                d->optimizer = std::make_unique<GpuOptimizer>(hyper, slotNames, m_model.parameterCount());
+                // The optimizer's slots cover the trainable part only, as the CPU optimizer's.
+                d->optimizer = std::make_unique<GpuOptimizer>(hyper, slotNames, m_model.trainableParameterCount());
                 d->clipWorkspace = cuda::DeviceBuffer<double>(cuda::kGlobalNormWorkspace);
                 m_devices.push_back(std::move(d));
                 found = m_devices.end() - 1;
@@ -353,26 +357,36 @@ void CudaEngine::planBuckets()
         const auto next = std::upper_bound(offsets.begin(), offsets.end(), offset);
         return next == offsets.end() ? m_model.parameterCount() : *next;
     };
+    // Trainable arrays go in layer order; the non-trainable state, after every trainable array
+    // in the buffer, is one bucket of its own, issued once every layer's backward is queued.
     std::vector<Bucket> buckets;
     Bucket open{SIZE_MAX, 0};
     std::size_t lastNode = 0;
+    bool anyParams = false;
     for (std::size_t i = nodes.size(); i-- > m_model.inputs().size();) {
         if (nodes[i].params.empty())
             continue;
+        anyParams = true;
+        lastNode = i;
         for (auto p : nodes[i].params) {
+            if (!params[p].trainable)
+                continue;
             open.begin = std::min(open.begin, params[p].offset);
             open.end = std::max(open.end, spanEnd(params[p].offset));
         }
-        lastNode = i;
-        if (open.end - open.begin >= kBucketFloats) {
-            m_bucketAfterNode[i] = buckets.size();
+        if (open.begin != SIZE_MAX && open.end - open.begin >= kBucketFloats) {
+            m_bucketAfterNode[i].push_back(buckets.size());
             buckets.push_back(open);
             open = {SIZE_MAX, 0};
         }
     }
     if (open.begin != SIZE_MAX) {
-        m_bucketAfterNode[lastNode] = buckets.size();
+        m_bucketAfterNode[lastNode].push_back(buckets.size());
         buckets.push_back(open);
+    }
+    if (anyParams && m_model.trainableParameterCount() < m_model.parameterCount()) {
+        m_bucketAfterNode[lastNode].push_back(buckets.size());
+        buckets.push_back({m_model.trainableParameterCount(), m_model.parameterCount()});
     }
     // Overlap only where the buckets tile the gradient without overlapping (parameters laid out
     // in layer order); otherwise one all-reduce of everything after the pass.
@@ -471,6 +485,10 @@ Result<SliceResult> CudaEngine::runStaged(std::span<const std::int64_t> rows, co
                                           std::span<const PassContext> contexts, float scale, bool training, std::span<Replica *const> metricHolders)
 {
     const std::size_t count = m_replicas.size();
+    // As Replica::run: the replica's share of the batch, for BatchNormalization's moving statistics.
+    std::vector<PassContext> passContexts(contexts.begin(), contexts.end());
+    for (auto &ctx : passContexts)
+        ctx.lossScale = scale;
     std::size_t r = 0;
     try {
         for (r = 0; r < count; ++r)
@@ -488,7 +506,7 @@ Result<SliceResult> CudaEngine::runStaged(std::span<const std::int64_t> rows, co
             auto &rep = *m_replicas[r];
             cuda::setDevice(rep.device().index);
             rep.upload();
-            rep.forward(contexts[r], m_devices[m_replicaDevice[r]]->weights.data());
+            rep.forward(passContexts[r], m_devices[m_replicaDevice[r]]->weights.data());
             rep.loss(scale, training, r < metricHolders.size() ? metricHolders[r] : nullptr);
         }
         if (training) {
@@ -504,11 +522,12 @@ Result<SliceResult> CudaEngine::runStaged(std::span<const std::int64_t> rows, co
                     if (rows[r] == 0)
                         continue;
                     cuda::setDevice(m_replicas[r]->device().index);
-                    m_replicas[r]->backwardNode(i, contexts[r], m_devices[m_replicaDevice[r]]->weights.data());
+                    m_replicas[r]->backwardNode(i, passContexts[r], m_devices[m_replicaDevice[r]]->weights.data());
                 }
                 if (m_overlap)
                     if (auto b = m_bucketAfterNode.find(i); b != m_bucketAfterNode.end())
-                        reduceBucket(m_buckets[b->second], true);
+                        for (std::size_t k : b->second)
+                            reduceBucket(m_buckets[k], true);
             }
             m_overlappedThisStep = m_overlap;
         }
@@ -536,7 +555,7 @@ Result<SliceResult> CudaEngine::runStaged(std::span<const std::int64_t> rows, co
 
 Status CudaEngine::update(float learningRate, std::int64_t iteration)
 {
-    const auto n = std::int64_t(m_model.parameterCount());
+    const auto n = std::int64_t(m_model.parameterCount()), trainable = std::int64_t(m_model.trainableParameterCount());
     try {
         for (auto &d : m_devices) {
             if (d->replicas.size() < 2)
@@ -579,8 +598,10 @@ Status CudaEngine::update(float learningRate, std::int64_t iteration)
         }
         for (auto &d : m_devices) {
             cuda::setDevice(d->gpu.index);
+            // The moving statistics first: clipping and the optimizer see trainable gradients only.
+            cuda::applyStateUpdates(d->gpu.compute, d->weights.data() + trainable, sumOf(*d) + trainable, n - trainable);
             if (m_opt.globalClipnorm > 0)
-                cuda::clipByGlobalNorm(d->gpu.compute, sumOf(*d), n, m_opt.globalClipnorm, d->clipWorkspace.data());
+                cuda::clipByGlobalNorm(d->gpu.compute, sumOf(*d), trainable, m_opt.globalClipnorm, d->clipWorkspace.data());
             d->optimizer->apply(d->gpu.compute, d->weights.data(), sumOf(*d), learningRate, iteration);
         }
         // The host's sum buffer is read by the copies above: wait before it is reused.

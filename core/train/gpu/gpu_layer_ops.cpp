@@ -3,6 +3,7 @@
 #include "train/gpu/gpu_layer_ops.h"
 
 #include "train/cuda/activation_kernels.h"
+#include "train/cuda/batch_norm_kernels.h"
 #include "train/cuda/dropout_kernels.h"
 #include "train/cuda/layer_norm_kernels.h"
 
@@ -88,6 +89,60 @@ cuda::DropoutParams dropoutParams(const LayerCall &call, const PassContext &ctx)
     return p;
 }
 
+// BatchNormalization's params in Keras's order: gamma (scale), beta (center), moving_mean,
+// moving_variance; the same indices pick their gradients.
+struct BatchNormIndices
+{
+    int gamma = -1, beta = -1, movingMean = 0, movingVariance = 1;
+};
+
+BatchNormIndices batchNormIndices(const LayerKernelSpec &spec)
+{
+    BatchNormIndices k;
+    int i = 0;
+    if (spec.scale)
+        k.gamma = i++;
+    if (spec.center)
+        k.beta = i++;
+    k.movingMean = i++;
+    k.movingVariance = i;
+    return k;
+}
+
+template <typename T>
+T *nth(const std::vector<T *> &v, int i)
+{
+    return i >= 0 && std::size_t(i) < v.size() ? v[std::size_t(i)] : nullptr;
+}
+
+template <typename T>
+T *nth(std::span<T *const> v, int i)
+{
+    return i >= 0 && std::size_t(i) < v.size() ? v[std::size_t(i)] : nullptr;
+}
+
+void batchNormForward(const DeviceContext &dc, const LayerCall &call, const PassContext &ctx, float *y, LayerScratch &s)
+{
+    const std::int64_t C = lastDim(call.outputShape), N = axisRows(call.rows, call.outputShape);
+    const BatchNormIndices k = batchNormIndices(call.spec);
+    ensureSize(s.saved, std::size_t(3 * C));
+    cuda::batchNormForward(dc.stream, call.inputs[0], nth(call.params, k.gamma), nth(call.params, k.beta), nth(call.params, k.movingMean),
+                           nth(call.params, k.movingVariance), ctx.training, y, s.saved.data(), N, C, call.spec.epsilon);
+}
+
+void batchNormBackward(const DeviceContext &dc, const LayerCall &call, const PassContext &ctx, const float *dy, float *dx,
+                       std::span<float *const> grads, LayerScratch &s)
+{
+    const std::int64_t C = lastDim(call.outputShape), N = axisRows(call.rows, call.outputShape);
+    const BatchNormIndices k = batchNormIndices(call.spec);
+    // The moving statistics' share of the update, as the CPU layer computes it: the replica's
+    // samples over the global batch's (ctx.lossScale), times 1 - momentum.
+    const double share = double(call.rows) * ctx.lossScale * (1.0 - call.spec.momentum);
+    cuda::batchNormBackward(dc.stream, call.inputs[0], nth(call.params, k.gamma), nth(call.params, k.movingMean),
+                            nth(call.params, k.movingVariance), s.saved.data(), dy, dx, nth(grads, k.gamma), nth(grads, k.beta),
+                            nth(grads, k.movingMean), nth(grads, k.movingVariance), N, C, share);
+}
+
 void copyValues(const DeviceContext &dc, float *dst, const float *src, std::int64_t n)
 {
     if (dst != src)
@@ -157,6 +212,16 @@ void layerForward(const DeviceContext &dc, const LayerCall &call, const PassCont
     case Kind::RepeatVector:
         repeatVectorForward(dc, call, output);
         return;
+    case Kind::Conv:
+        convForward(dc, call, output, scratch);
+        return;
+    case Kind::Pooling:
+    case Kind::GlobalPooling:
+        poolingForward(dc, call, ctx, output, scratch);
+        return;
+    case Kind::BatchNormalization:
+        batchNormForward(dc, call, ctx, output, scratch);
+        return;
     case Kind::Concatenate: {
         const std::int64_t total = lastDim(call.outputShape), R = axisRows(call.rows, call.outputShape);
         std::int64_t at = 0;
@@ -215,6 +280,16 @@ void layerBackward(const DeviceContext &dc, const LayerCall &call, const PassCon
     case Kind::RepeatVector:
         if (dx)
             repeatVectorBackward(dc, call, dOutput, dx, scratch);
+        return;
+    case Kind::Conv:
+        convBackward(dc, call, output, dOutput, dx, grads, scratch);
+        return;
+    case Kind::Pooling:
+    case Kind::GlobalPooling:
+        poolingBackward(dc, call, dOutput, dx, scratch);
+        return;
+    case Kind::BatchNormalization:
+        batchNormBackward(dc, call, ctx, dOutput, dx, grads, scratch);
         return;
     case Kind::Concatenate: {
         const std::int64_t total = lastDim(call.outputShape), R = axisRows(call.rows, call.outputShape);

@@ -14,7 +14,9 @@ namespace sluice::train::gpu {
 class GpuOptimizer
 {
 public:
-    // On the current device; `slotNames` as Optimizer::slots() names them.
+    // On the current device; `slotNames` as Optimizer::slots() names them. `parameterCount` is
+    // the optimizer's part of the buffer, Model::trainableParameterCount(): the non-trainable
+    // state after it is never updated (nor clipped) here.
     GpuOptimizer(nlohmann::json hyperparameters, std::vector<std::string> slotNames, std::size_t parameterCount);
 
     void apply(cuda::Stream stream, float *weights, const float *grads, float learningRate, std::int64_t iteration);

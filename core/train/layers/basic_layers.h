@@ -55,6 +55,25 @@ struct LayerNormalizationOptions
 // Normalises each sample over its last axis; params gamma (F,) then beta (F,) as Keras orders them.
 std::unique_ptr<Layer> makeLayerNormalization(std::string name, LayerNormalizationOptions options);
 
+struct BatchNormalizationOptions
+{
+    std::int64_t axis = -1; // only the last (channel) axis is supported
+    double momentum = 0.99;
+    double epsilon = 1e-3;
+    bool center = true; // beta
+    bool scale = true;  // gamma
+    std::string betaInitializer = "zeros";
+    std::string gammaInitializer = "ones";
+    std::string movingMeanInitializer = "zeros";
+    std::string movingVarianceInitializer = "ones";
+    bool synchronized = false; // normalise over the global batch (every replica and process)
+};
+
+// Normalises each channel (last axis) by the batch's statistics in training and the moving
+// ones at inference; params gamma, beta (trainable), moving_mean, moving_variance (not), in
+// Keras's order.
+std::unique_ptr<Layer> makeBatchNormalization(std::string name, BatchNormalizationOptions options);
+
 // [B, F] -> [B, n, F].
 std::unique_ptr<Layer> makeRepeatVector(std::string name, std::int64_t n);
 

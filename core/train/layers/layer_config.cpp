@@ -98,6 +98,24 @@ std::string LayerConfig::initializer(const std::string &key, const std::string &
     return name;
 }
 
+Shape LayerConfig::integerTuple(const std::string &key, std::optional<std::int64_t> fallback, std::size_t count, std::int64_t minimum)
+{
+    const std::string expected = "a whole number at least " + std::to_string(minimum) + " or a list of " + std::to_string(count) +
+                                 (count == 1 ? " such number" : " such numbers");
+    const json *value = raw(key);
+    if (!value) {
+        if (!fallback)
+            fail(key, "missing (" + expected + ")");
+        return Shape(count, *fallback);
+    }
+    if (!value->is_array())
+        return Shape(count, integer(key, std::nullopt, minimum));
+    Shape values = integers(key);
+    if (values.size() != count || std::any_of(values.begin(), values.end(), [&](std::int64_t v) { return v < minimum; }))
+        fail(key, "expected " + expected + ", got " + shortJson(*value));
+    return values;
+}
+
 const json &LayerConfig::object(const std::string &key)
 {
     const json *value = raw(key);

@@ -52,6 +52,10 @@ public:
     bool boolean(const std::string &key, std::optional<bool> fallback) { return checked(m_reader.boolean(key, fallback)); }
     std::string string(const std::string &key, std::optional<std::string> fallback) { return checked(m_reader.string(key, std::move(fallback))); }
     Shape integers(const std::string &key) { return checked(m_reader.integers(key)); } // a required list
+    // Keras's "int or tuple" parameters (kernel_size, strides, ...): a whole number, repeated
+    // `count` times, or a list of `count` of them, each at least `minimum`; `fallback` when absent
+    // or null (required without one).
+    Shape integerTuple(const std::string &key, std::optional<std::int64_t> fallback, std::size_t count, std::int64_t minimum);
 
     ActivationKind activation(const std::string &key, std::optional<std::string> fallback); // null: linear
     std::string initializer(const std::string &key, const std::string &fallback);          // a known name
