@@ -31,7 +31,8 @@ for ((r = 1; r <= runs; ++r)); do
             --steps "$steps" --threads "$threads" --replicas "$replicas" --json >>"$out"
     done
     # Three timed runs in one process (their median): oneDNN is fastest once its primitives are cached.
-    "$peer_python" "$here/peers/torch_cnn_train.py" --steps "$steps" --threads "$threads" --runs 3 >>"$out"
+    # The PyPI wheel also under torch.compile (Debian's 1.13 has none).
+    "$peer_python" "$here/peers/torch_cnn_train.py" --steps "$steps" --threads "$threads" --runs 3 --compile >>"$out"
     /usr/bin/python3 "$here/peers/torch_cnn_train.py" --steps "$steps" --threads "$threads" --runs 3 >>"$out"
 done
 /usr/bin/python3 - "$out" <<'PY'

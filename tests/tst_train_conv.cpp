@@ -9,6 +9,7 @@
 
 #include "train/initializers.h"
 #include "train/layer_registry.h"
+#include "train/layers/conv_direct.h"
 
 #include <QtTest>
 
@@ -369,6 +370,14 @@ void addConvolutionRows()
     QTest::newRow("2d pointwise gelu") << "Conv2D" << R"({"filters": 3, "kernel_size": 1, "activation": "gelu"})" << "[3, 4, 5]" << 2;
     QTest::newRow("2d pointwise softmax") << "Conv2D" << R"({"filters": 4, "kernel_size": [1, 1], "activation": "softmax"})" << "[2, 3, 3]" << 2;
     QTest::newRow("2d 1x1 stride 2 same") << "Conv2D" << R"({"filters": 2, "kernel_size": 1, "strides": 2, "padding": "same"})" << "[5, 5, 3]" << 2;
+    // Multiples of 8 filters take the direct kernels (conv_direct.h) where the CPU has AVX2:
+    // every gradient direct (8 channels, stride 1), the input's by im2col (stride 2, 3 channels),
+    // 16 + 8 filters, and rows whose positions are not a multiple of the kernels' blocks.
+    QTest::newRow("direct 2d same 16 filters") << "Conv2D" << R"({"filters": 16, "kernel_size": 3, "padding": "same", "activation": "tanh"})" << "[6, 7, 8]" << 2;
+    QTest::newRow("direct 2d valid stride 2") << "Conv2D" << R"({"filters": 8, "kernel_size": [3, 2], "strides": 2})" << "[7, 6, 3]" << 2;
+    QTest::newRow("direct 1d same 24 filters") << "Conv1D" << R"({"filters": 24, "kernel_size": 5, "padding": "same", "use_bias": false})" << "[13, 8]" << 2;
+    QTest::newRow("direct 2d valid even kernel") << "Conv2D" << R"({"filters": 32, "kernel_size": 2, "activation": "sigmoid"})" << "[4, 9, 16]" << 1;
+    QTest::newRow("direct 2d same stride 2 even") << "Conv2D" << R"({"filters": 8, "kernel_size": 4, "strides": 2, "padding": "same"})" << "[7, 9, 5]" << 2;
 }
 
 void addPoolingRows()
@@ -622,6 +631,45 @@ private Q_SLOTS:
         Shape outSample;
         compareValues(big.forward(), convRef(big, outSample), 1e-4);
         checkLayerGradients(big, 1e-2f, 8);
+    }
+
+    // The direct kernels and im2col + gemm give the same passes (up to the order of the sums)
+    // on shapes that exercise every block and tail of the direct kernels.
+    void directAndIm2colPathsAgree()
+    {
+        struct Case
+        {
+            const char *config;
+            Shape sample;
+            std::int64_t batch;
+        };
+        const Case cases[] = {
+            {R"({"filters": 16, "kernel_size": 3, "padding": "same"})", {48, 48, 3}, 4},
+            {R"({"filters": 32, "kernel_size": 3, "padding": "same", "activation": "relu"})", {24, 24, 16}, 3},
+            {R"({"filters": 40, "kernel_size": [5, 3], "padding": "valid"})", {13, 11, 24}, 2},
+            {R"({"filters": 8, "kernel_size": 3, "strides": [2, 1], "padding": "same"})", {17, 15, 8}, 3},
+            {R"({"filters": 24, "kernel_size": 7, "strides": 3})", {23, 29, 5}, 2},
+        };
+        for (const auto &c : cases) {
+            const Fixture f = fixture("Conv2D", json::parse(c.config), c.sample, c.batch);
+            QVERIFY(f.layer);
+            sluice::train::detail::setDirectConvEnabled(false);
+            const Passes viaGemm = runPasses(f);
+            sluice::train::detail::setDirectConvEnabled(true);
+            const Passes direct = runPasses(f);
+            const auto close = [&](const std::vector<float> &got, const std::vector<float> &want) {
+                if (got.size() != want.size())
+                    return false;
+                for (std::size_t i = 0; i < got.size(); ++i)
+                    if (std::abs(got[i] - want[i]) > 1e-4f * (1.0f + std::abs(want[i])))
+                        return false;
+                return true;
+            };
+            QVERIFY2(close(direct.out, viaGemm.out), c.config);
+            QVERIFY2(close(direct.dx, viaGemm.dx), c.config);
+            for (std::size_t i = 0; i < direct.grads.size(); ++i)
+                QVERIFY2(close(direct.grads[i], viaGemm.grads[i]), c.config);
+        }
     }
 
     // --- Keras's layouts, defaults and initializers -------------------------------------------

@@ -10,8 +10,11 @@ Model: Conv2d(3→16, 3, padding 1, no bias) → BatchNorm2d(eps 1e-3, momentum 
 MaxPool2d(2) → Conv2d(16→32, no bias) → BatchNorm2d → ReLU → MaxPool2d(2) → Conv2d(32→32) →
 ReLU → global average pool → Linear(32→5); CrossEntropyLoss on logits; Adam (lr 1e-3, eps
 1e-7, foreach). Threads: torch.set_num_threads(--threads), intra-op; the step is one process.
+--compile adds a third line: channels_last with the model under torch.compile (Inductor's C++
+code for the elementwise work around oneDNN's convolutions, forward and backward); the
+compilation happens in the warm-up steps, outside the clock.
 
-usage: torch_cnn_train.py [--batch 64] [--size 48] [--steps 20] [--warmup 10] [--runs 5] [--threads 2]
+usage: torch_cnn_train.py [--batch 64] [--size 48] [--steps 20] [--warmup 10] [--runs 5] [--threads 2] [--compile]
 """
 import argparse
 import json
@@ -54,12 +57,16 @@ def main():
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--compile", action="store_true")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(1)
-    for fmt in ("nchw", "channels_last"):
-        memory = torch.channels_last if fmt == "channels_last" else torch.contiguous_format
+    formats = ["nchw", "channels_last"] + (["channels_last+compile"] if args.compile else [])
+    for fmt in formats:
+        memory = torch.contiguous_format if fmt == "nchw" else torch.channels_last
         net = model().to(memory_format=memory)
+        if fmt.endswith("+compile"):
+            net = torch.compile(net)
         opt = torch.optim.Adam(net.parameters(), lr=1e-3, eps=1e-7, foreach=True)
         loss_fn = nn.CrossEntropyLoss()
         batches = [(torch.randn(args.batch, 3, args.size, args.size).contiguous(memory_format=memory),

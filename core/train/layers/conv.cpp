@@ -1,9 +1,14 @@
-// Conv1D and Conv2D: im2col, then one gemm against the kernel read as a (k C, filters) matrix,
-// then bias and activation as Dense applies them. The im2col matrix is built for blocks of
-// output positions at a time (conv_geometry.h) so that its memory stays bounded; a 1x1
-// convolution with stride 1 multiplies the input itself.
+// Conv1D and Conv2D: the convolution, then bias and activation as Dense applies them. Three
+// ways to convolve, the first that applies:
+// - a 1x1 convolution with stride 1 is one gemm over the input itself;
+// - undilated windows with a multiple of 8 filters run the direct AVX2 kernels
+//   (conv_direct.h), over a zero-padded copy of the input kept for the backward pass;
+// - otherwise im2col, then one gemm against the kernel read as a (k C, filters) matrix; the
+//   im2col matrix is built for blocks of output positions at a time (conv_geometry.h) so that
+//   its memory stays bounded.
 #include "train/cpu/gemm.h"
 #include "train/layers/bias_activation.h"
+#include "train/layers/conv_direct.h"
 #include "train/layers/conv_geometry.h"
 #include "train/layers/conv_layers.h"
 #include "train/layers/layer_util.h"
@@ -18,6 +23,9 @@ using detail::layerError;
 
 // LayerState scratch slots.
 constexpr std::size_t kPreActivation = 0, kActivationGradient = 1, kCols = 2;
+// The direct path's: the padded input (forward to backward), the kernel gradient's per-group
+// sums, and the input gradient's padded output gradient, flipped kernel and padded result.
+constexpr std::size_t kPaddedInput = 3, kGradientSums = 4, kPaddedGradient = 5, kFlippedKernel = 6, kPaddedInputGradient = 7;
 
 class Conv final : public Layer
 {
@@ -89,6 +97,10 @@ public:
 
         if (m_win.isPointwise()) {
             cpu::gemm(false, false, rows, F, K, 1.0f, x.ptr(), K, kernel, F, 0.0f, y, F);
+        } else if (detail::directConvApplies(m_win, F)) {
+            FloatTensor &xpad = detail::scratch(state, kPaddedInput, detail::paddedInputShape(m_win, B));
+            detail::padSamples(m_win, x.ptr(), B, xpad.ptr());
+            detail::directConvForward(m_win, xpad.ptr(), B, kernel, F, y);
         } else {
             const std::int64_t chunk = detail::colsChunkRows(m_win);
             float *cols = detail::scratch(state, kCols, {std::min(chunk, rows), K}).ptr();
@@ -141,8 +153,30 @@ public:
             return;
         }
 
-        // Block by block, in a fixed order: dKernel += cols^T dZ; dCols = dZ K^T, scattered back
-        // into dX. The blocks depend on the shapes only, so the sums do not depend on threads.
+        if (detail::directConvApplies(m_win, F)) {
+            assert(state.saved.size() > kPaddedInput); // the padded input is the forward pass's
+            if (state.saved.size() <= kPaddedInputGradient)
+                state.saved.resize(kPaddedInputGradient + 1);
+            std::vector<FloatTensor> &s = state.saved;
+            if (dKernel)
+                detail::directConvKernelGradient(m_win, s[kPaddedInput].ptr(), B, dZ, F, dKernel, s[kGradientSums]);
+            if (dx && detail::directInputGradientApplies(m_win, F)) {
+                detail::directConvInputGradient(m_win, dZ, B, kernel, F, dx, s[kPaddedGradient], s[kFlippedKernel], s[kPaddedInputGradient]);
+                return;
+            }
+            dKernel = nullptr; // done above; im2col computes dX alone
+        }
+        im2colBackward(x, dZ, kernel, dKernel, dx, state);
+    }
+
+private:
+    // Block by block, in a fixed order: dKernel += cols^T dZ; dCols = dZ K^T, scattered back
+    // into dX. The blocks depend on the shapes only, so the sums do not depend on threads.
+    void im2colBackward(const FloatTensor &x, const float *dZ, const float *kernel, float *dKernel, float *dx, LayerState &state) const
+    {
+        const std::int64_t F = m_opt.filters, K = m_win.colWidth(), rows = x.shape[0] * m_win.outPositions();
+        if (!dKernel && !dx)
+            return;
         if (dx)
             std::fill_n(dx, x.size(), 0.0f);
         const std::int64_t chunk = detail::colsChunkRows(m_win);
