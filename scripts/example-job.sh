@@ -7,7 +7,7 @@
 # SLUICE_EXAMPLE_DATA (the classic dataset's folder; the project is pointed at it), SLUICE_DATA_ROOT
 # and SLUICE_EXAMPLE_ROWS (the training datasets, as generate-example-data.sh takes them),
 # SLUICE_EXAMPLE_SECONDS (profiling time), SLUICE_EXAMPLE_TRAIN (the projects to train, default
-# "regression imbalanced-classifier sensor-autoencoder image-classifier"; empty: none), SLUICE_EXAMPLE_WORKBENCH
+# "regression imbalanced-classifier sensor-autoencoder image-classifier recommender"; empty: none), SLUICE_EXAMPLE_WORKBENCH
 # (0: no window even with a display).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -37,7 +37,7 @@ echo "== sluice run --profile: the classic pipeline for ${SLUICE_EXAMPLE_SECONDS
 # Training: each example trains in well under a minute on 2 cores; the run's files (metrics.csv,
 # events.jsonl, weights.npz, checkpoints/, the project as run) go to projects/runs/ (ignored by git).
 stamp="$(date +%Y%m%d-%H%M%S)"
-for example in ${SLUICE_EXAMPLE_TRAIN-regression imbalanced-classifier sensor-autoencoder image-classifier}; do
+for example in ${SLUICE_EXAMPLE_TRAIN-regression imbalanced-classifier sensor-autoencoder image-classifier recommender}; do
   echo
   echo "== sluice run: training projects/$example.sluice"
   "$sluice" run "$root/projects/$example.sluice" --out "$root/projects/runs/$example-$stamp"

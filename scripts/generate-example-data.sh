@@ -2,7 +2,7 @@
 # Writes the data of the example projects with `sluice gen` into projects/data/ (ignored by git).
 # A dataset is skipped when it was already written with the same arguments (a .gen-args stamp
 # in its folder records them), so running this again is cheap.
-#   bash scripts/generate-example-data.sh [classic|regression|imbalanced|sensors|images]...   (default: all)
+#   bash scripts/generate-example-data.sh [classic|regression|imbalanced|sensors|images|recommender]...   (default: all)
 # Environment: SLUICE (the binary, default build/bin/sluice), SLUICE_EXAMPLE_SIZE (size of the
 # classic pipeline dataset, default 512M), SLUICE_EXAMPLE_DATA (its folder, default
 # projects/data/classic), SLUICE_DATA_ROOT (where the training datasets go, default
@@ -34,7 +34,7 @@ gen() {
 }
 
 which=("$@")
-[[ ${#which[@]} -eq 0 ]] && which=(classic regression imbalanced sensors images)
+[[ ${#which[@]} -eq 0 ]] && which=(classic regression imbalanced sensors images recommender)
 for name in "${which[@]}"; do
   case "$name" in
     classic)
@@ -55,8 +55,12 @@ for name in "${which[@]}"; do
     images)
       # projects/image-classifier.sluice: 64x64 JPEG pictures of 5 shapes, one folder a class.
       gen "$data/shapes" images --rows "$(rows 6000)" --seed 4 --classes 5 --size 64x64 --format jpeg ;;
+    recommender)
+      # projects/recommender.sluice: a recommender log (interactions.csv, 200k rows, 8 MB) of 5000
+      # users and 1000 items; clicks and ratings follow hidden user and item factors.
+      gen "$data/recommender" interactions --rows "$(rows 200000)" --seed 5 --users 5000 --items 1000 ;;
     *)
-      echo "generate-example-data: unknown dataset '$name' (known: classic, regression, imbalanced, sensors, images)" >&2
+      echo "generate-example-data: unknown dataset '$name' (known: classic, regression, imbalanced, sensors, images, recommender)" >&2
       exit 2 ;;
   esac
 done

@@ -45,6 +45,9 @@ private Q_SLOTS:
         QTest::addColumn<QString>("command");
         for (const QString &command : listedCommands())
             QTest::newRow(qPrintable(command)) << command;
+        // The kinds of `gen` that have options of their own have a help of their own.
+        for (const char *command : {"gen images", "gen interactions"})
+            QTest::newRow(command) << QString(command);
     }
 
     void commandHelpShowsEveryOptionInAnExample()

@@ -328,11 +328,11 @@ private Q_SLOTS:
     void exampleProjectsTrain()
     {
         const QString root = dir() + "/examples";
-        const auto failed = writeExampleCopy(root, {"regression", "imbalanced", "sensors", "images"},
-                                             {"regression", "imbalanced-classifier", "sensor-autoencoder", "image-classifier"},
+        const auto failed = writeExampleCopy(root, {"regression", "imbalanced", "sensors", "images", "recommender"},
+                                             {"regression", "imbalanced-classifier", "sensor-autoencoder", "image-classifier", "recommender"},
                                              {{"SLUICE_EXAMPLE_ROWS", "1500"}});
         QVERIFY2(!failed, failed ? failed->c_str() : "");
-        for (const char *name : {"regression", "imbalanced-classifier", "sensor-autoencoder", "image-classifier"}) {
+        for (const char *name : {"regression", "imbalanced-classifier", "sensor-autoencoder", "image-classifier", "recommender"}) {
             const QString project = root + "/" + name + ".sluice";
             auto r = runSluice({"run", project, "--epochs", "1", "--json"});
             QVERIFY2(r.exitCode == 0, qPrintable(QString(name) + ": " + r.err));
@@ -382,6 +382,8 @@ private Q_SLOTS:
         QTest::newRow("dense") << "dense";
         QTest::newRow("conv1d") << "conv1d";
         QTest::newRow("synchronized batch normalization") << "syncbn";
+        QTest::newRow("embedding") << "embedding";               // its gradient's used rows all-gathered over MPI
+        QTest::newRow("embedding, sparse updates") << "lazyembedding"; // and only those rows updated
     }
     void mpiProcessesMatchOneProcess()
     {
@@ -400,7 +402,19 @@ private Q_SLOTS:
         nlohmann::json syncModel = convModel;
         syncModel["layers"].insert(syncModel["layers"].begin() + 1,
                                    nlohmann::json{{"class_name", "BatchNormalization"}, {"name", "bn"}, {"momentum", 0.5}, {"synchronized", true}});
-        const nlohmann::json chosen = model == "dense" ? multiInputModel(0.2) : model == "conv1d" ? convModel : syncModel;
+        const nlohmann::json embeddingModel = nlohmann::json::parse(R"({
+          "inputs": [{"name": "label", "feature": "label"}, {"name": "x", "feature": "x"}],
+          "layers": [{"class_name": "Embedding", "name": "emb", "inputs": ["label"], "input_dim": 5, "output_dim": 4},
+                     {"class_name": "Concatenate", "name": "cat", "inputs": ["emb", "x"]},
+                     {"class_name": "Dense", "name": "out", "units": 2}],
+          "outputs": [{"name": "y", "layer": "out", "target": "y", "loss": "mse"}]})");
+        nlohmann::json lazyModel = embeddingModel;
+        lazyModel["layers"][0]["sparse_updates"] = true;
+        const nlohmann::json chosen = model == "dense"           ? multiInputModel(0.2)
+                                      : model == "conv1d"        ? convModel
+                                      : model == "syncbn"        ? syncModel
+                                      : model == "embedding"     ? embeddingModel
+                                                                 : lazyModel;
         const QString project = writeProject("mpi-" + model + ".sluice", trainingProject(chosen,
                                                                            {{"epochs", 2}, {"seed", 9}, {"optimizer", {{"type", "sgd"}, {"learning_rate", 0.05}, {"momentum", 0.9}}}},
                                                                            20, {{{"id", "shuffle"}, {"op", "global_shuffle"}, {"params", {{"seed", 1}}}}}));

@@ -800,6 +800,7 @@ private Q_SLOTS:
             {"GlobalAveragePooling2D", "{}"},
             {"GlobalMaxPooling1D", "{}"},
             {"GlobalMaxPooling2D", "{}"},
+            {"Embedding", R"({"input_dim": 10, "output_dim": 3})"},
         };
         QVERIFY(knownLayers().size() >= 9);
         for (const auto &info : knownLayers()) {

@@ -16,6 +16,7 @@
 #include "train/cpu/gemm.h"
 #include "train/gpu/gpu_engine.h"
 #include "train/gradient_reducer.h"
+#include "train/huge_pages.h"
 #include "train/model.h"
 #include "train/optimizer.h"
 #include "train/replica.h"
@@ -61,7 +62,7 @@ pipeline::ElementSpec elementSpec(const TrainBenchOptions &o)
 
 std::int64_t targetWidth(const TrainBenchOptions &o) { return isCrossEntropy(o) ? 1 : o.widths.back(); }
 
-// Inputs ~ N(0, 1); targets: uniform class indices, or N(0, 1) values. Rows are drawn in blocks
+// Inputs ~ N(0, 1) (or uniform ids in [0, idRange)); targets: uniform class indices, or N(0, 1) values. Rows are drawn in blocks
 // of 1024, each block from its own generator seeded by (seed, batch, block) and the blocks in
 // parallel: the same numbers at any thread count, and a 65536 x 4096 batch in about a second.
 void fillBatch(const TrainBenchOptions &o, std::uint64_t batchIndex, std::vector<float> &x, std::vector<float> &y)
@@ -75,9 +76,10 @@ void fillBatch(const TrainBenchOptions &o, std::uint64_t batchIndex, std::vector
         std::mt19937_64 rng(seq);
         std::normal_distribution<float> normal(0.0f, 1.0f);
         std::uniform_int_distribution<std::int64_t> label(0, out - 1);
+        std::uniform_int_distribution<std::int64_t> id(0, std::max<std::int64_t>(o.idRange, 1) - 1);
         const std::int64_t r0 = b * block, r1 = std::min(o.batch, r0 + block);
         for (std::int64_t i = r0 * in; i < r1 * in; ++i)
-            x[std::size_t(i)] = normal(rng);
+            x[std::size_t(i)] = o.idRange > 0 ? float(id(rng)) : normal(rng);
         for (std::int64_t i = r0 * yw; i < r1 * yw; ++i)
             y[std::size_t(i)] = isCrossEntropy(o) ? float(label(rng)) : normal(rng);
     });
@@ -134,7 +136,7 @@ Result<StepSetup> prepareSteps(const TrainBenchOptions &o, int replicas)
     auto initial = s.model->initialWeights(o.seed);
     if (!initial)
         return initial.error();
-    s.weights = std::move(*initial);
+    s.weights = train::copyToHugePages(*initial); // as the Trainer holds them
     auto optimizer = train::createOptimizer(optimizerJson(o), s.model->trainableParameterCount());
     if (!optimizer)
         return optimizer.error();
@@ -193,9 +195,6 @@ Result<TrainBenchResult> timeCpuSteps(const TrainBenchOptions &o, StepSetup &s)
     std::vector<std::unique_ptr<train::Replica>> replicas;
     for (int r = 0; r < o.replicas; ++r)
         replicas.push_back(std::make_unique<train::Replica>(*s.model));
-    std::vector<std::vector<float> *> buffers;
-    for (auto &rep : replicas)
-        buffers.push_back(&rep->gradients());
 
     TrainBenchResult result;
     result.mode = "step";
@@ -235,9 +234,10 @@ Result<TrainBenchResult> timeCpuSteps(const TrainBenchOptions &o, StepSetup &s)
         const auto t1 = Clock::now();
         Status reduced = Status::success();
         arena.execute([&] {
-            reduced = reducer->sum(buffers);
+            train::UsedRows used;
+            reduced = train::reduceGradients(*reducer, *s.model, replicas, used);
             if (reduced.ok())
-                train::applyStepUpdate(*s.model, *s.optimizer, s.weights, *buffers[0], 0.0, float(o.learningRate), step + 1);
+                train::applyStepUpdate(*s.model, *s.optimizer, s.weights, replicas.front()->gradients(), 0.0, float(o.learningRate), step + 1, used);
         });
         if (!reduced.ok())
             return reduced.error();

@@ -22,6 +22,7 @@ struct TrainBenchOptions
     // target y): x's per-sample shape is inputShape, widths becomes {x's values, classes}.
     nlohmann::json model;
     std::vector<std::int64_t> inputShape;
+    std::int64_t idRange = 0; // > 0: x holds whole-number ids uniform in [0, idRange) (Embedding models)
     std::string activation = "relu";                // of the hidden layers; the last is linear
     std::string loss = "sparse_categorical_crossentropy"; // from logits; or "mse"
     std::string optimizer = "adam";

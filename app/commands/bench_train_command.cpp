@@ -33,7 +33,8 @@ int benchTrain(const QStringList &arguments)
         "  sluice bench train --widths 64,64,1 --loss mse --run\n"
         "  sluice bench train --run --cold --data big --widths 256,256,1 --loss mse --batch 1024 --steps 500   # larger than RAM\n"
         "  sluice bench train --widths 4096,4096,4096,4096,4096 --batch 8192 --device cuda:0 --precision bf16 --json\n"
-        "  sluice bench train --model bench/models/image_cnn.json --input-shape 48x48x3 --widths 6912,5 --batch 64 --steps 20 --threads 2");
+        "  sluice bench train --model bench/models/image_cnn.json --input-shape 48x48x3 --widths 6912,5 --batch 64 --steps 20 --threads 2\n"
+        "  sluice bench train --model bench/models/embedding.json --ids 1000000 --input-shape 8 --widths 8,1 --loss mse --batch 1024");
     parser.addPositionalArgument("train", "The benchmark name.");
     parser.addOption({"widths", "Layer widths, input first (default 128,256,10).", "LIST", "128,256,10"});
     parser.addOption({"batch", "Global batch (default 64).", "N", "64"});
@@ -58,6 +59,8 @@ int benchTrain(const QStringList &arguments)
                                "instead of the MLP; the step benchmark on the CPU backend only. The classes (or mse width) are the "
                                "last of --widths.", "FILE"});
     parser.addOption({"input-shape", "With --model: x's per-sample shape, e.g. 48x48x3 (default: the first of --widths).", "SHAPE"});
+    parser.addOption({"ids", "With --model: x holds whole-number ids drawn uniformly from [0, N) (for Embedding layers) instead of "
+                             "N(0, 1) values.", "N"});
     parser.addOption({"json", "One JSON object on stdout."});
     if (auto exit = cli::parseOrExit(parser, arguments))
         return *exit;
@@ -145,6 +148,16 @@ int benchTrain(const QStringList &arguments)
     if (parser.isSet("input-shape") && !parser.isSet("model")) {
         cli::printError("--input-shape", "only applies with --model");
         return cli::BadInput;
+    }
+    if (parser.isSet("ids") && !parser.isSet("model")) {
+        cli::printError("--ids", "only applies with --model");
+        return cli::BadInput;
+    }
+    if (parser.isSet("ids")) {
+        const auto n = cli::parseCount("ids", parser.value("ids"), 1);
+        if (!n)
+            return cli::BadInput;
+        o.idRange = std::int64_t(*n);
     }
     if (parser.isSet("model")) {
         if (parser.isSet("run") || !o.gpuDevices.empty()) {
@@ -234,6 +247,8 @@ int benchTrain(const QStringList &arguments)
         if (!o.model.is_null()) {
             j["model"] = QFileInfo(parser.value("model")).fileName().toStdString();
             j["input_shape"] = o.inputShape;
+            if (o.idRange > 0)
+                j["ids"] = o.idRange;
         }
         j.update(r.extra);
         std::printf("%s\n", j.dump().c_str());

@@ -9,6 +9,7 @@ namespace sluice::commands {
 int inspect(const QStringList &arguments);
 int gen(const QStringList &arguments);
 int genImages(const QStringList &arguments); // gen images: picture folders (gen_images_command.cpp)
+int genInteractions(const QStringList &arguments); // gen interactions: a recommender log (gen_interactions_command.cpp)
 int bench(const QStringList &arguments);
 int run(const QStringList &arguments);
 // `sluice bench pipeline` (bench_pipeline_command.cpp); bench() dispatches to it.
@@ -19,5 +20,7 @@ int benchTrain(const QStringList &arguments);
 int benchStorage(const QStringList &arguments);
 int preview(const QStringList &arguments);
 int ops(const QStringList &arguments);
+// `sluice convert`: datasets into save's sharded format (convert_command.cpp).
+int convert(const QStringList &arguments);
 
 } // namespace sluice::commands

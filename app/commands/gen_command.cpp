@@ -60,12 +60,15 @@ std::optional<SyntheticColumn> parseColumn(const QString &option, const QString 
 
 int gen(const QStringList &arguments)
 {
-    // Pictures have options of their own: the first word that is not an option picks them.
+    // Pictures and interaction logs have options of their own: the first word that is not an
+    // option picks them.
     for (const QString &a : arguments.mid(1)) {
         if (a.startsWith('-'))
             continue;
         if (a == "images")
             return genImages(arguments);
+        if (a == "interactions")
+            return genInteractions(arguments);
         break;
     }
     QCommandLineParser parser;
@@ -77,7 +80,8 @@ int gen(const QStringList &arguments)
         "  sluice gen classification --out data --size 2G --feature image:28x28:uint8 --target label:10\n"
         "  sluice gen classification --out data --rows 60000 --feature x:20 --target label:3 --imbalance 0.9\n"
         "  sluice gen sensors --out data --rows 20000 --timesteps 24 --channels 4 --anomalies 0.05\n"
-        "  sluice gen images --out data/shapes --classes 5 --rows 5000 --size 64x64 --format jpeg   # see gen images --help\n\n"
+        "  sluice gen images --out data/shapes --classes 5 --rows 5000 --size 64x64 --format jpeg   # see gen images --help\n"
+        "  sluice gen interactions --out data/recommender --rows 200000 --users 5000 --items 1000   # see gen interactions --help\n\n"
         "regression, classification: features are ~N(0,1) (floats), uniform in [0,100) (integers) or\n"
         "coin flips (bool); targets are a fixed random linear map of every feature plus noise (the\n"
         "argmax of it for classes). --imbalance P gives class 0 the share P of the rows and the other\n"
@@ -100,13 +104,13 @@ int gen(const QStringList &arguments)
     const QCommandLineOption channels("channels", "sensors: channels a window (one per sensor).", "C", "4");
     const QCommandLineOption anomalies("anomalies", "sensors: the share of distorted windows, flagged in anomaly.npy, e.g. 0.05.", "P");
     parser.addOptions({out, rows, size, feature, target, seed, noise, threads, imbalance, timesteps, channels, anomalies});
-    parser.addPositionalArgument("KIND", "regression, classification, sensors or images.");
+    parser.addPositionalArgument("KIND", "regression, classification, sensors, images or interactions.");
     if (auto exit = cli::parseOrExit(parser, arguments))
         return *exit;
 
     const QStringList positional = parser.positionalArguments();
     if (positional.size() != 1 || (positional[0] != "regression" && positional[0] != "classification" && positional[0] != "sensors")) {
-        cli::printError("gen", "KIND must be 'regression', 'classification' or 'sensors' (try 'sluice gen --help')");
+        cli::printError("gen", "KIND must be 'regression', 'classification', 'sensors', 'images' or 'interactions' (try 'sluice gen --help')");
         return cli::BadInput;
     }
     if (!parser.isSet(out)) {

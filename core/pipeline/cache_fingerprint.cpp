@@ -1,6 +1,7 @@
 #include "pipeline/cache_fingerprint.h"
 
 #include "io/crc32c.h"
+#include "io/shard_writer.h"
 #include "pipeline/host_ops.h"
 #include "pipeline/op_registry.h"
 #include "pipeline/element.h"
@@ -119,7 +120,12 @@ std::vector<std::string> cacheFingerprint(BuildContext &context, const std::stri
             collectPaths(node->params[p.name], patterns);
             for (const auto &pattern : patterns)
                 if (auto expanded = project.expandFiles(pattern); expanded.ok())
-                    files.insert(expanded->begin(), expanded->end());
+                    for (const auto &file : *expanded)
+                        // load names dataset folders: each is known by its manifest, which
+                        // every save of it rewrites.
+                        files.insert(node->op == "load" && std::filesystem::is_directory(file)
+                                         ? (std::filesystem::path(file) / kDatasetManifestName).string()
+                                         : file);
         }
         if (const auto function = describeHostFunction(project, *node); function && !function->file.empty())
             files.insert(function->file);

@@ -1,5 +1,6 @@
 #include "pipeline/map_functions.h"
 
+#include "pipeline/categorical_functions.h"
 #include "pipeline/dtype_dispatch.h"
 #include "pipeline/host_ops.h"
 #include "pipeline/image_functions.h"
@@ -484,8 +485,8 @@ const std::vector<MapFunctionInfo> &mapFunctions()
         {"python", {"callable", "output_signature"},
          "a Python function \"module:function\" called with a dict of numpy arrays, returning one (tf.py_function / numpy_function)"},
         };
-        const auto &images = imageMapFunctions();
-        all.insert(all.end() - 1, images.begin(), images.end()); // python stays last
+        for (const auto *more : {&imageMapFunctions(), &categoricalMapFunctions()})
+            all.insert(all.end() - 1, more->begin(), more->end()); // python stays last
         return all;
     }();
     return functions;
@@ -523,6 +524,8 @@ std::unique_ptr<MapFunction> makeMapFunction(const std::string &name, BuildConte
         return makeHostMapFunction(context, params, input);
     if (auto image = makeImageMapFunction(name, context, params, spec))
         return image;
+    if (auto categorical = makeCategoricalMapFunction(name, context, params, input))
+        return categorical;
     std::string known;
     for (const auto &f : mapFunctions())
         known += (known.empty() ? "" : ", ") + f.name;

@@ -9,12 +9,14 @@ const std::vector<OpInfo> &allOps()
     static const std::vector<OpInfo> ops = [] {
         std::vector<OpInfo> all;
         registerSourceOps(all);
+        registerLoadSource(all);
         registerStreamOps(all);
         registerBatchOps(all);
         registerShuffleOps(all);
         registerMapOps(all);
         registerPerformanceOps(all);
         registerHostOps(all);
+        registerSaveOp(all);
         return all;
     }();
     return ops;

@@ -60,5 +60,7 @@ void registerMapOps(std::vector<OpInfo> &ops);
 void registerPerformanceOps(std::vector<OpInfo> &ops);
 void registerHostOps(std::vector<OpInfo> &ops); // host_ops.cpp: from_generator
 void registerCacheOp(std::vector<OpInfo> &ops);
+void registerLoadSource(std::vector<OpInfo> &ops); // source_load.cpp: load, the reader of save's datasets
+void registerSaveOp(std::vector<OpInfo> &ops);     // save_op.cpp
 
 } // namespace sluice::pipeline

@@ -138,6 +138,8 @@ const std::vector<InitializerEntry> &entries()
         {"random_normal", [](auto &, auto &, CounterRng &rng, std::span<float> out) { return fillWith(out, [&] { return 0.05f * rng.normal(); }); }},
         {"random_uniform",
          [](auto &, auto &, CounterRng &rng, std::span<float> out) { return fillWith(out, [&] { return 0.1f * rng.uniform() - 0.05f; }); }},
+        // Keras's alias of RandomUniform(-0.05, 0.05), Embedding's default.
+        {"uniform", [](auto &, auto &, CounterRng &rng, std::span<float> out) { return fillWith(out, [&] { return 0.1f * rng.uniform() - 0.05f; }); }},
         // LSTM's bias (4 * units,) with unit_forget_bias (train/layers/lstm.cpp): zeros, except
         // ones for the forget gate's slice [units, 2 * units).
         {"lstm_bias_unit_forget",

@@ -32,6 +32,14 @@ struct ParamSpec
     // layer's backward adds the change it wants to its "gradient", and the trainer adds the
     // all-reduced sum to the weight (batch_normalization.cpp says why).
     bool trainable = true;
+    // A table whose gradient is row-sparse (Embedding): backward adds only to the rows it lists
+    // in LayerState::rows, and the rest of its gradient stays zero. Replicas zero, all-reduce and
+    // clip only those rows, so a step costs in proportion to the batch, not to the table.
+    bool rowSparse = false;
+    // With rowSparse: the optimizer updates only the rows the global batch used (LazyAdam-style;
+    // the moments of other rows do not decay). Without it the whole table is updated, as Keras
+    // and PyTorch do.
+    bool sparseUpdates = false;
 };
 
 // What a forward/backward pass needs to know besides tensors.
@@ -54,6 +62,11 @@ struct PassContext
 struct LayerState
 {
     std::vector<FloatTensor> saved;
+    // A layer with a rowSparse parameter: the sorted, distinct rows its last backward added to.
+    std::vector<std::int64_t> rows;
+    // Set by a forward pass that met input it cannot use (an Embedding id out of range): the
+    // replica stops its pass and the step fails with this error instead of computing garbage.
+    std::optional<Error> error;
 };
 
 // What the CUDA backend (train/gpu/) needs to run a layer with its own kernels: the layer's

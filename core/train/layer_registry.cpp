@@ -346,6 +346,30 @@ std::vector<LayerEntry> makeEntries()
                        return makeBatchNormalization(name, std::move(o));
                    }});
 
+    all.push_back({{"Embedding",
+                    "Turns whole-number ids in [0, input_dim) into rows of a trainable table: [B, ...] -> [B, ..., output_dim] (ids of "
+                    "per-sample shape () give vectors). Its gradient holds only the rows a batch used, and replicas and MPI processes "
+                    "all-reduce just those rows. An id out of range stops the run with an error naming the layer and the id. Weights: "
+                    "embeddings (input_dim, output_dim).",
+                    {{"input_dim", "int", "", "Rows of the table: the number of distinct ids (at most 16777216)."},
+                     {"output_dim", "int", "", "Length of each row (the embedding's size)."},
+                     initializerDoc("embeddings_initializer", "uniform", "the table (Keras's uniform is RandomUniform(-0.05, 0.05))"),
+                     {"mask_zero", "bool", "false", "Keras's masking of id 0: not supported (only false)."},
+                     {"sparse_updates", "bool", "false",
+                      "Update only the rows the batch used (LazyAdam-style: other rows' optimizer moments do not decay, and weight decay "
+                      "skips them), so a step costs in proportion to the batch, not to the table. false: Keras's and PyTorch's semantics, "
+                      "the whole table is updated every step."}}},
+                   [](const std::string &name, LayerConfig &c) -> Made {
+                       EmbeddingOptions o;
+                       o.inputDim = c.integer("input_dim", std::nullopt, 1, std::int64_t(1) << 24); // ids travel as float32: exact up to 2^24
+                       o.outputDim = c.integer("output_dim", std::nullopt, 1);
+                       o.embeddingsInitializer = c.initializer("embeddings_initializer", "uniform");
+                       if (c.boolean("mask_zero", false))
+                           c.fail("mask_zero", "masking is not supported: expected false (give padding its own id instead)");
+                       o.sparseUpdates = c.boolean("sparse_updates", false);
+                       return makeEmbedding(name, std::move(o));
+                   }});
+
     all.push_back({{"LayerNormalization",
                     "Normalises each sample over its last axis to zero mean and unit variance, then scales by gamma and shifts by beta. "
                     "Weights: gamma (F,), beta (F,).",

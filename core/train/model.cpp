@@ -162,11 +162,15 @@ Result<std::unique_ptr<Model>> Model::buildEntries(const nlohmann::json &json, c
             shapes.push_back(model->m_nodes[std::size_t(in)].shape);
         auto shape = (*layer)->build(shapes);
         if (!shape)
-            return modelError("layer '" + name + "'", shape.error().reason);
+            return modelError("layer '" + name + "'", shape.error().reason, shape.error().key);
         node.shape = *shape;
         for (const auto &p : (*layer)->params()) {
             ParameterEntry entry{name + "/" + p.name, p.shape, p.initializer, model->m_parameterCount, std::size_t(shapeCount(p.shape)),
                                  p.trainable};
+            entry.rowSparse = p.rowSparse && p.trainable && p.shape.size() >= 1 && p.shape[0] > 0;
+            entry.sparseUpdates = entry.rowSparse && p.sparseUpdates;
+            entry.rowSize = entry.rowSparse ? std::int64_t(entry.count) / p.shape[0] : 0;
+            entry.node = int(model->m_nodes.size());
             // Each array starts on a 64-byte boundary so that vector loops over it stay aligned.
             // Non-trainable arrays are placed after every trainable one (below).
             if (p.trainable)
@@ -190,6 +194,19 @@ Result<std::unique_ptr<Model>> Model::buildEntries(const nlohmann::json &json, c
             entry.offset = model->m_parameterCount;
             model->m_parameterCount += (entry.count + 15) / 16 * 16;
         }
+    // Everything but the row-sparse tables (padding included) is zeroed and summed densely.
+    std::size_t cursor = 0;
+    for (std::size_t p = 0; p < model->m_parameters.size(); ++p) {
+        const auto &entry = model->m_parameters[p];
+        if (!entry.rowSparse)
+            continue;
+        model->m_rowSparse.push_back(p);
+        if (entry.offset > cursor)
+            model->m_denseRanges.push_back({cursor, entry.offset - cursor});
+        cursor = entry.offset + entry.count;
+    }
+    if (model->m_parameterCount > cursor)
+        model->m_denseRanges.push_back({cursor, model->m_parameterCount - cursor});
 
     std::set<std::string> outputNames;
     for (std::size_t i = 0; i < json["outputs"].size(); ++i) {

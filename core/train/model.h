@@ -12,6 +12,7 @@
 // so a Sequential stack needs no wiring. Inputs of a layer must be defined before it.
 
 #include "io/error.h"
+#include "train/float_range.h"
 #include "train/layer.h"
 #include "train/loss.h"
 #include "train/metrics.h"
@@ -38,7 +39,12 @@ struct ParameterEntry
     std::size_t offset = 0;
     std::size_t count = 0;
     bool trainable = true; // false: state its layer updates (ParamSpec::trainable), after every trainable array
+    bool rowSparse = false;     // ParamSpec::rowSparse: a table whose gradient holds only the rows a batch used
+    bool sparseUpdates = false; // ParamSpec::sparseUpdates: the optimizer updates only those rows
+    std::int64_t rowSize = 0;   // rowSparse: floats per row (the table's shape after its first axis)
+    int node = -1;              // the node whose layer owns it (its LayerState lists the used rows)
 };
+
 
 struct ModelInput
 {
@@ -91,6 +97,10 @@ public:
     // The optimizer's part of the buffer, [0, trainableParameterCount()); the rest holds the
     // non-trainable state, updated by adding its reduced "gradient" (applyStateUpdates).
     std::size_t trainableParameterCount() const { return m_trainableCount; }
+    // The parameters whose gradient is row-sparse (ParameterEntry::rowSparse), by index, and the
+    // rest of the buffer as ranges: what replicas zero and all-reduce densely.
+    const std::vector<std::size_t> &rowSparseParameters() const { return m_rowSparse; }
+    const std::vector<FloatRange> &denseRanges() const { return m_denseRanges; }
 
     // Seeded initial weights (Keras initializers).
     Result<std::vector<float>> initialWeights(std::uint64_t seed) const;
@@ -109,6 +119,8 @@ private:
     std::vector<ParameterEntry> m_parameters;
     std::size_t m_parameterCount = 0;
     std::size_t m_trainableCount = 0;
+    std::vector<std::size_t> m_rowSparse;
+    std::vector<FloatRange> m_denseRanges;
 };
 
 // Adds the summed updates of the non-trainable state to it and zeroes them, so that clipping and

@@ -1,5 +1,6 @@
 #include "train/mpi_reducer.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #ifdef SLUICE_HAVE_MPI
@@ -44,19 +45,68 @@ public:
     int processCount() const override { return m_size; }
     int processIndex() const override { return m_rank; }
 
-    Status sum(std::span<std::vector<float> *const> buffers) override
+    Status sumRanges(std::span<std::vector<float> *const> buffers, std::span<const FloatRange> ranges) override
     {
-        sumLocalReplicas(buffers);
+        for (const auto &range : ranges) {
+            sumLocalReplicas(buffers, range);
+            if (m_size == 1)
+                continue;
+            float *b = buffers[0]->data() + range.offset;
+            // MPI counts are ints: reduce in pieces for models over 2^31 parameters.
+            constexpr std::size_t piece = std::size_t(1) << 30;
+            for (std::size_t off = 0; off < range.count; off += piece) {
+                const int count = int(std::min(piece, range.count - off));
+                if (auto s = check(MPI_Allreduce(MPI_IN_PLACE, b + off, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD), "Allreduce"); !s.ok())
+                    return s;
+            }
+        }
+        return Status::success();
+    }
+
+    // Each process sends its used rows and their sums to all (an all-gather, in proportion to
+    // the batch); every process then adds them up in process order, so all hold the same bits.
+    Status sumRows(std::span<std::vector<float> *const> buffers, std::size_t offset, std::size_t rowSize,
+                   std::span<const std::vector<std::int64_t> *const> rows, std::vector<std::int64_t> &used) override
+    {
+        used = sumLocalRows(buffers, offset, rowSize, rows);
         if (m_size == 1)
             return Status::success();
-        auto &b = *buffers[0];
-        // MPI counts are ints: reduce in pieces for models over 2^31 parameters.
-        constexpr std::size_t piece = std::size_t(1) << 30;
-        for (std::size_t off = 0; off < b.size(); off += piece) {
-            const int count = int(std::min(piece, b.size() - off));
-            if (auto s = check(MPI_Allreduce(MPI_IN_PLACE, b.data() + off, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD), "Allreduce"); !s.ok())
-                return s;
+        float *table = buffers[0]->data() + offset;
+        const int mine = int(used.size());
+        std::vector<int> counts(std::size_t(m_size), 0);
+        if (auto s = check(MPI_Allgather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD), "Allgather"); !s.ok())
+            return s;
+        std::vector<int> starts(counts.size(), 0), valueCounts(counts.size()), valueStarts(counts.size());
+        std::size_t total = 0;
+        for (std::size_t p = 0; p < counts.size(); ++p) {
+            starts[p] = int(total);
+            total += std::size_t(counts[p]);
+            valueCounts[p] = counts[p] * int(rowSize);
+            valueStarts[p] = starts[p] * int(rowSize);
         }
+        std::vector<std::int64_t> ids(total);
+        if (auto s = check(MPI_Allgatherv(used.data(), mine, MPI_INT64_T, ids.data(), counts.data(), starts.data(), MPI_INT64_T, MPI_COMM_WORLD),
+                           "Allgatherv");
+            !s.ok())
+            return s;
+        std::vector<float> own(used.size() * rowSize), values(total * rowSize);
+        for (std::size_t i = 0; i < used.size(); ++i)
+            std::copy_n(table + std::size_t(used[i]) * rowSize, rowSize, own.data() + i * rowSize);
+        if (auto s = check(MPI_Allgatherv(own.data(), int(own.size()), MPI_FLOAT, values.data(), valueCounts.data(), valueStarts.data(), MPI_FLOAT,
+                                          MPI_COMM_WORLD),
+                           "Allgatherv");
+            !s.ok())
+            return s;
+        for (std::int64_t row : used)
+            std::fill_n(table + std::size_t(row) * rowSize, rowSize, 0.0f);
+        for (std::size_t i = 0; i < total; ++i) {
+            float *dst = table + std::size_t(ids[i]) * rowSize;
+            for (std::size_t k = 0; k < rowSize; ++k)
+                dst[k] += values[i * rowSize + k];
+        }
+        std::sort(ids.begin(), ids.end());
+        ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+        used = std::move(ids);
         return Status::success();
     }
 

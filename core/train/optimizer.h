@@ -4,6 +4,7 @@
 // of the same length, named for checkpoints.
 
 #include "io/error.h"
+#include "train/float_range.h"
 
 #include <nlohmann/json.hpp>
 
@@ -48,6 +49,11 @@ public:
     // One update of weights from grads (the summed, averaged, clipped gradient), with learning
     // rate `lr`; `iteration` is the 1-based number of this update (Adam's bias correction).
     virtual void apply(std::span<float> weights, std::span<const float> grads, float lr, std::int64_t iteration) = 0;
+    // The same update on `ranges` of the buffers only (disjoint, in any order): the rest of the
+    // weights and of the state is left as it is. Row-sparse tables with sparse_updates use it so
+    // that only the rows a batch used move (LazyAdam-style).
+    virtual void applyRanges(std::span<float> weights, std::span<const float> grads, std::span<const FloatRange> ranges, float lr,
+                             std::int64_t iteration) = 0;
     // Every hyperparameter, resolved with Keras's defaults: {"type", "weight_decay", "momentum",
     // "nesterov", "beta_1", "beta_2", "epsilon", "amsgrad", "rho", "centered"} (the CUDA
     // backend's update kernels take the same).
@@ -68,5 +74,7 @@ const std::vector<std::string> &knownOptimizers();
 // Scales grads so that their global L2 norm is at most clipnorm (Keras global_clipnorm).
 // Returns the norm before clipping.
 double clipByGlobalNorm(std::span<float> grads, double clipnorm);
+// The same over `ranges` of grads only (the rest is zero, so the norm is the same).
+double clipByGlobalNorm(std::span<float> grads, std::span<const FloatRange> ranges, double clipnorm);
 
 } // namespace sluice::train

@@ -6,6 +6,8 @@
 // Threading: apply() is called by one thread at a time (the trainer's), and runs in parallel inside.
 #include "train/optimizer.h"
 
+#include "train/huge_pages.h"
+#include "train/prefetch.h"
 #include "train/spec_reader.h"
 
 #include <oneapi/tbb/parallel_for.h>
@@ -85,8 +87,60 @@ public:
         }, kUpdateChunk);
     }
 
+    void applyRanges(std::span<float> weights, std::span<const float> grads, std::span<const FloatRange> ranges, float lr,
+                     std::int64_t iteration) override
+    {
+        prepare(lr, iteration);
+        const float wd = float(m_h.weightDecay) * lr;
+        float *w = weights.data();
+        const float *g = grads.data();
+        // Pieces of at most kUpdateChunk floats: a dense range splits, a table's rows stay whole.
+        std::vector<FloatRange> pieces;
+        std::size_t total = 0;
+        for (const auto &r : ranges) {
+            assert(r.offset + r.count <= std::min(weights.size(), m_count));
+            for (std::size_t b = 0; b < r.count; b += kUpdateChunk)
+                pieces.push_back({r.offset + b, std::min(kUpdateChunk, r.count - b)});
+            total += r.count;
+        }
+        const auto run = [&](std::size_t first, std::size_t last) {
+            for (std::size_t i = first; i < last; ++i) {
+                // Table rows come in an order no hardware prefetcher follows: ask ahead.
+                if (i + kPrefetchRows < last && pieces[i].count <= 128) {
+                    const auto &ahead = pieces[i + kPrefetchRows];
+                    prefetchRow(w + ahead.offset, ahead.count);
+                    prefetchRow(g + ahead.offset, ahead.count);
+                    // Not a loop over the slots: GCC would drop a loop of prefetches alone.
+                    const std::size_t slots = m_slots.size();
+                    if (slots > 0)
+                        prefetchRow(slot(0) + ahead.offset, ahead.count);
+                    if (slots > 1)
+                        prefetchRow(slot(1) + ahead.offset, ahead.count);
+                    if (slots > 2)
+                        prefetchRow(slot(2) + ahead.offset, ahead.count);
+                }
+                const auto &p = pieces[i];
+                if (wd != 0)
+                    decay(w + p.offset, p.count, wd);
+                update(w, g, p.offset, p.offset + p.count, lr);
+            }
+        };
+        if (total <= kUpdateChunk) {
+            run(0, pieces.size());
+            return;
+        }
+        // Each piece is written by one task: the result does not depend on the split.
+        const std::size_t per = std::max<std::size_t>(1, pieces.size() * kUpdateChunk / total);
+        oneapi::tbb::parallel_for(std::size_t(0), (pieces.size() + per - 1) / per,
+                                  [&](std::size_t c) { run(c * per, std::min(pieces.size(), (c + 1) * per)); });
+    }
+
 protected:
-    void addSlot(std::string name) { m_slots.push_back({std::move(name), std::vector<float>(m_count, 0.0f)}); }
+    void addSlot(std::string name)
+    {
+        m_slots.push_back({std::move(name), std::vector<float>(m_count, 0.0f)});
+        adviseHugePages(m_slots.back().values); // embedding tables: random rows every step
+    }
     float *slot(std::size_t i) { return m_slots[i].values.data(); }
     // Per-step scalars (bias corrections), once before the chunks run.
     virtual void prepare(float /*lr*/, std::int64_t /*iteration*/) {}
@@ -339,6 +393,29 @@ double clipByGlobalNorm(std::span<float> grads, double clipnorm)
             for (std::size_t i = b; i < e; ++i)
                 g[i] *= factor;
         });
+    }
+    return norm;
+}
+
+double clipByGlobalNorm(std::span<float> grads, std::span<const FloatRange> ranges, double clipnorm)
+{
+    // Sum of squares in double, range by range in order: the same at any thread count.
+    double sum = 0;
+    for (const auto &r : ranges) {
+        const float *g = grads.data() + r.offset;
+        double s = 0;
+        for (std::size_t i = 0; i < r.count; ++i)
+            s += double(g[i]) * g[i];
+        sum += s;
+    }
+    const double norm = std::sqrt(sum);
+    if (clipnorm > 0 && std::isfinite(norm) && norm > clipnorm) {
+        const float factor = float(clipnorm / norm);
+        for (const auto &r : ranges) {
+            float *g = grads.data() + r.offset;
+            for (std::size_t i = 0; i < r.count; ++i)
+                g[i] *= factor;
+        }
     }
     return norm;
 }

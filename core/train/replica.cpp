@@ -1,5 +1,8 @@
 #include "train/replica.h"
 
+#include "train/huge_pages.h"
+#include "train/prefetch.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -8,8 +11,9 @@ namespace sluice::train {
 Replica::Replica(const Model &model, bool withGradients)
     : m_model(model), m_activations(model.nodes().size()), m_dActivations(model.nodes().size()), m_hasGradient(model.nodes().size(), 0),
       m_states(model.nodes().size()),
-      m_gradients(withGradients ? model.parameterCount() : 0, 0.0f)
+      m_gradients(withGradients ? model.parameterCount() : 0, 0.0f), m_rows(model.rowSparseParameters().size())
 {
+    adviseHugePages(m_gradients); // embedding tables: random rows every step
     // Which nodes' outputs get a gradient in backward, from the graph alone (nodes are in
     // topological order): an output's node, and every input of such a node with parameters
     // upstream. Synchronized layers wait at exactly these, on every replica.
@@ -32,6 +36,34 @@ Replica::Replica(const Model &model, bool withGradients)
 }
 
 Replica::~Replica() = default;
+
+void Replica::clearGradients()
+{
+    if (m_gradients.empty())
+        return;
+    const auto &params = m_model.parameters();
+    const auto &sparse = m_model.rowSparseParameters();
+    if (sparse.empty()) {
+        std::fill(m_gradients.begin(), m_gradients.end(), 0.0f);
+        return;
+    }
+    for (const auto &range : m_model.denseRanges())
+        std::fill_n(m_gradients.begin() + std::ptrdiff_t(range.offset), range.count, 0.0f);
+    for (std::size_t k = 0; k < sparse.size(); ++k) {
+        const auto &entry = params[sparse[k]];
+        const std::size_t rowSize = std::size_t(entry.rowSize);
+        const auto &rows = m_rows[k];
+        float *table = m_gradients.data() + entry.offset;
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            if (i + kPrefetchRows < rows.size())
+                prefetchRow(table + std::size_t(rows[i + kPrefetchRows]) * rowSize, rowSize);
+            std::fill_n(table + std::size_t(rows[i]) * rowSize, rowSize, 0.0f);
+        }
+        m_rows[k].clear();
+        // The owning layer lists this step's rows afresh; none if its backward does not run.
+        m_states[std::size_t(entry.node)].rows.clear();
+    }
+}
 
 void Replica::resetMetrics()
 {
@@ -78,6 +110,8 @@ void Replica::start(const PassContext &context, std::span<const float> weights, 
 void Replica::resume(std::span<const double> globalSums)
 {
     m_waiting = false;
+    if (m_phase == Phase::Done)
+        return; // stopped by a layer's error while the others waited
     if (m_slice->rows == 0) { // an empty slice only takes part in the sums
         runOn();
         return;
@@ -136,6 +170,12 @@ void Replica::runOn()
                 return;
             }
             node.layer->forward(m_ctx, paramPtrs, inputPtrs, m_activations[i], m_states[i]);
+            if (m_states[i].error) {
+                m_result.error = std::move(m_states[i].error);
+                m_states[i].error.reset();
+                m_phase = Phase::Done;
+                return;
+            }
         }
         if (!empty)
             computeLosses();
@@ -166,6 +206,9 @@ void Replica::runOn()
                 backwardNode(i, {});
         }
         m_phase = Phase::Done;
+        const auto &sparse = m_model.rowSparseParameters();
+        for (std::size_t k = 0; k < sparse.size(); ++k)
+            m_rows[k] = m_states[std::size_t(m_model.parameters()[sparse[k]].node)].rows;
     }
 }
 
@@ -174,7 +217,7 @@ void Replica::computeLosses()
     const BatchSlice &slice = *m_slice;
     const std::size_t inputCount = m_model.inputs().size();
     if (m_backward) {
-        std::fill(m_gradients.begin(), m_gradients.end(), 0.0f);
+        clearGradients();
         for (std::size_t i = inputCount; i < m_model.nodes().size(); ++i)
             m_hasGradient[i] = 0; // the tensors keep their storage: regrowing them would zero-fill it
     }

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -30,6 +31,8 @@ struct SliceResult
     // Per output: sum over rows of weight_i * loss_i (not yet divided by the batch size).
     std::vector<double> outputLossSums;
     bool finite = true;
+    // A layer refused its input (an Embedding id out of range): the pass stopped there.
+    std::optional<Error> error;
 };
 
 class Replica
@@ -59,6 +62,16 @@ public:
     const SliceResult &result() const { return m_result; }
 
     std::vector<float> &gradients() { return m_gradients; }
+    // Zeroes the gradient buffer for a step without rows: the dense ranges, and only the rows of
+    // row-sparse tables that the last step used (the rest of them is zero already). Whoever adds
+    // other rows into this buffer (an all-reduce into it) must say so with setTouchedRows, as
+    // reduceGradients does, or they would stay in the next step's gradient.
+    void clearGradients();
+    // Per Model::rowSparseParameters(): the sorted, distinct rows this replica's last backward
+    // added to (the rest of that table's gradient is zero).
+    const std::vector<std::vector<std::int64_t>> &touchedRows() const { return m_rows; }
+    // After an all-reduce into this replica's buffer: the rows it now holds (reduceGradients).
+    void setTouchedRows(const std::vector<std::vector<std::int64_t>> &rows) { m_rows = rows; }
     // Output of node `index` from the last run (for tests and predictions).
     const FloatTensor &activation(std::size_t index) const { return m_activations[index]; }
 
@@ -93,6 +106,7 @@ private:
     std::vector<FloatTensor> m_dScratch;     // per input slot: a layer's dInput before adding (fan-out)
     std::vector<LayerState> m_states;        // per node
     std::vector<float> m_gradients;
+    std::vector<std::vector<std::int64_t>> m_rows; // per row-sparse parameter
     std::vector<float> m_lossScratch;
     std::vector<std::vector<std::unique_ptr<Metric>>> m_metrics;
 };

@@ -2,6 +2,7 @@
 
 #include "train/checkpoint.h"
 #include "train/cpu/gemm.h"
+#include "train/huge_pages.h"
 #include "train/worker_sharding.h"
 
 #include <algorithm>
@@ -198,13 +199,14 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Project &project, const T
 
     if (config.initialWeights) {
         impl.weights.assign(impl.model->parameterCount(), 0.0f);
+        adviseHugePages(impl.weights);
         if (auto s = impl.model->loadWeights(*config.initialWeights, impl.weights); !s.ok())
             return trainingError("initial_weights", s.error().message());
     } else {
         auto w = impl.model->initialWeights(config.seed);
         if (!w)
             return w.error();
-        impl.weights = std::move(*w);
+        impl.weights = copyToHugePages(*w); // embedding tables: random rows every step
     }
     // Checkpoints that cannot be written are found now, not at the end of the first epoch.
     if (!impl.options.checkpointDir.empty() && impl.reducer->processIndex() == 0) {
@@ -241,7 +243,7 @@ Result<SliceResult> Trainer::Impl::runBatch(const pipeline::Element &batch, std:
             ctx.globalRowOffset = bounds[r] * stride + rank;
             ctx.globalRowStride = stride;
             if (training && slice.rows == 0)
-                std::fill(reps[r]->gradients().begin(), reps[r]->gradients().end(), 0.0f);
+                reps[r]->clearGradients();
             reps[r]->start(ctx, weights, slice, scale, training, true);
         });
     });
@@ -258,6 +260,8 @@ Result<SliceResult> Trainer::Impl::runBatch(const pipeline::Element &batch, std:
     SliceResult total;
     total.outputLossSums.assign(model->outputs().size(), 0.0);
     for (const auto &r : results) {
+        if (r.error)
+            return *r.error;
         for (std::size_t o = 0; o < r.outputLossSums.size(); ++o)
             total.outputLossSums[o] += r.outputLossSums[o];
         total.finite = total.finite && r.finite;

@@ -37,11 +37,18 @@ void Trainer::Impl::restoreMetricStates(const nlohmann::json &trainStates, const
 Result<std::vector<double>> Trainer::Impl::trainStep(const std::optional<pipeline::Element> &batch, std::int64_t rows, double globalRows, int epoch)
 {
     SliceResult result;
+    // A layer's refusal (an Embedding id out of range) fails the step only after the processes
+    // have exchanged their sums below, so that no other process waits for this one forever.
+    std::optional<Error> refused;
     if (batch) {
         auto ran = runBatch(*batch, rows, globalRows, true, replicas);
-        if (!ran)
-            return ran.error();
-        result = std::move(*ran);
+        if (!ran) {
+            if (ran.error().layer.empty())
+                return ran.error();
+            refused = ran.error();
+            result.outputLossSums.assign(model->outputs().size(), 0.0);
+        } else
+            result = std::move(*ran);
     } else if (gpu) {
         // This process has no rows in the last global batch: empty slices give zero gradients.
         for (auto &slice : slices)
@@ -55,12 +62,18 @@ Result<std::vector<double>> Trainer::Impl::trainStep(const std::optional<pipelin
         // This process has no rows in the last global batch: it adds zero gradients.
         result.outputLossSums.assign(model->outputs().size(), 0.0);
         for (auto &rep : replicas)
-            std::fill(rep->gradients().begin(), rep->gradients().end(), 0.0f);
+            rep->clearGradients();
     }
     std::vector<double> sums = result.outputLossSums;
+    sums.push_back(refused ? 1.0 : 0.0);
     sums.push_back(result.finite ? 0.0 : 1.0);
     if (auto s = reducer->sumAcrossProcesses(sums); !s.ok())
         return s.error();
+    if (refused)
+        return *refused;
+    if (sums[sums.size() - 2] != 0)
+        return trainingError("", "another process stopped at step " + std::to_string(step + 1) + " because a layer refused its input (its log says which)");
+    sums.erase(sums.end() - 2);
     const bool finite = sums.back() == 0 && std::all_of(sums.begin(), sums.end() - 1, [](double v) { return std::isfinite(v); });
     sums.pop_back();
     if (!finite) {
@@ -85,14 +98,12 @@ Result<std::vector<double>> Trainer::Impl::trainStep(const std::optional<pipelin
             train.outputLoss[o] += sums[o];
         return sums;
     }
-    std::vector<std::vector<float> *> buffers;
-    for (auto &rep : replicas)
-        buffers.push_back(&rep->gradients());
     Status reduced = Status::success();
     inArena([&] {
-        reduced = reducer->sum(buffers);
+        UsedRows used;
+        reduced = reduceGradients(*reducer, *model, replicas, used);
         if (reduced.ok())
-            applyStepUpdate(*model, *optimizer, weights, *buffers[0], config.globalClipnorm, float(lr), step + 1);
+            applyStepUpdate(*model, *optimizer, weights, replicas.front()->gradients(), config.globalClipnorm, float(lr), step + 1, used);
     });
     if (!reduced.ok())
         return reduced.error();

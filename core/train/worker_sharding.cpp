@@ -57,6 +57,14 @@ std::string globalBatchNode(const Project &project, const std::string &output)
 
 Result<ShardingPlan> shardForWorker(Project &project, const std::string &outputNode, int workers, int index)
 {
+    // Each worker saves what it reads into a dataset of its own, as `sluice convert` under
+    // mpirun does: `load` with "<path>/rank-*" reads them all back.
+    for (auto &n : project.nodes)
+        if (n.op == "save" && n.params.contains("path") && n.params["path"].is_string()) {
+            std::string rank = std::to_string(index);
+            rank.insert(0, rank.size() < 5 ? 5 - rank.size() : 0, '0'); // rank-00003, as convert names them
+            n.params["path"] = n.params["path"].get<std::string>() + "/rank-" + rank;
+        }
     ShardingPlan plan;
     plan.batchNode = globalBatchNode(project, outputNode);
     if (plan.batchNode.empty())

@@ -7,7 +7,8 @@
 // right before that batch: worker w takes elements w, w+W, ... of the same (same-seed) stream,
 // so step k of W workers trains on exactly the rows of global batch k.
 //
-// The sharding is a rewrite of the project's pipeline, done before the pipeline is built.
+// The sharding is a rewrite of the project's pipeline, done before the pipeline is built. A
+// `save` stage's path becomes "<path>/rank-<index, 5 digits>": each worker writes a dataset of its own.
 
 #include "io/error.h"
 #include "project/project.h"

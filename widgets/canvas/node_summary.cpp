@@ -31,7 +31,8 @@ QString nodeSummary(const PipelineNode &node)
         {"take", {"count"}},               {"skip", {"count"}},             {"repeat", {"count"}},
         {"interleave", {"cycle_length"}},  {"range", {"start", "stop"}},    {"from_npy", {"features"}},
         {"from_csv", {"filenames"}},       {"from_tfrecord", {"filenames"}}, {"from_npz", {"path"}},
-        {"global_shuffle", {"seed"}},      {"cache", {"filename"}},         {"from_files", {"directory", "files"}}};
+        {"global_shuffle", {"seed"}},      {"cache", {"filename"}},         {"from_files", {"directory", "files"}},
+        {"save", {"path", "format"}},      {"load", {"path"}}};
     QStringList parts;
     for (const auto &[op, names] : keys) {
         if (op != node.op)

@@ -170,7 +170,7 @@ RunRecord::Changes RunRecord::addSnapshot(const pipeline::PipelineSnapshot &snap
         const double elements = double(stage.elements);
         const double average = stage.elementsPerSecond;
         m_series.append(QStringLiteral("stage:") + id, x, rate(id, elements, average));
-        if (op.startsWith(QLatin1String("from_"))) {
+        if (op.startsWith(QLatin1String("from_")) || op == QLatin1String("load")) {
             haveSource = true;
             sourceElements += elements;
             sourceAverage += average;

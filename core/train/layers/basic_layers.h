@@ -77,6 +77,19 @@ std::unique_ptr<Layer> makeBatchNormalization(std::string name, BatchNormalizati
 // [B, F] -> [B, n, F].
 std::unique_ptr<Layer> makeRepeatVector(std::string name, std::int64_t n);
 
+struct EmbeddingOptions
+{
+    std::int64_t inputDim = 1;
+    std::int64_t outputDim = 1;
+    std::string embeddingsInitializer = "uniform";
+    bool sparseUpdates = false; // the optimizer updates only the rows a batch used (ParamSpec::sparseUpdates)
+};
+
+// Ids [B, ...] (whole numbers in [0, input_dim), as float32) -> rows of the table [B, ..., D];
+// param embeddings (input_dim, output_dim) with a row-sparse gradient. An id out of range stops
+// the pass with an error naming the layer and the id (LayerState::error).
+std::unique_ptr<Layer> makeEmbedding(std::string name, EmbeddingOptions options);
+
 // [B, ...] -> [B, product of the per-sample dimensions].
 std::unique_ptr<Layer> makeFlatten(std::string name);
 
