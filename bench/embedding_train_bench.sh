@@ -6,15 +6,18 @@
 # without it (Keras's semantics) the whole table is updated every step (10 k and 1 M rows). Against
 # PyTorch's nn.Embedding(sparse=True) + SparseAdam and dense Adam (bench/peers/torch_embedding_train.py),
 # from a PyPI wheel and from Debian's python3-torch, RUNS times each in turn; raw JSON lines to OUT.
+# Ids uniform over the table (every used row a cache miss: the hard case) and, for 10 k, 1 M and
+# 16 M rows with sparse updates, with Zipf-like popularity of exponent --zipf (default 0.9, the
+# items' exponent of `sluice gen interactions`), as real interaction logs have.
 #
-# usage: bench/embedding_train_bench.sh BUILD_DIR OUT.jsonl [--runs 5] [--threads 2] [--steps 50] [--batch 1024] [--peer-python PY]
+# usage: bench/embedding_train_bench.sh BUILD_DIR OUT.jsonl [--runs 5] [--threads 2] [--steps 50] [--batch 1024] [--zipf 0.9] [--peer-python PY]
 #   --peer-python: an interpreter with PyTorch from PyPI (default python3); Debian's is /usr/bin/python3.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-[[ $# -ge 2 ]] || { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[[ $# -ge 2 ]] || { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 build=$(cd "$1" && pwd) out=$2
 shift 2
-runs=5 threads=2 steps=50 batch=1024 peer_python=python3
+runs=5 threads=2 steps=50 batch=1024 zipf=0.9 peer_python=python3
 while [[ $# -gt 0 ]]; do
     [[ $# -ge 2 ]] || { echo "embedding_train_bench.sh: $1 needs a value" >&2; exit 2; }
     case $1 in
@@ -22,6 +25,7 @@ while [[ $# -gt 0 ]]; do
         --threads) threads=$2 ;;
         --steps) steps=$2 ;;
         --batch) batch=$2 ;;
+        --zipf) zipf=$2 ;;
         --peer-python) peer_python=$2 ;;
         *) echo "embedding_train_bench.sh: unknown option $1" >&2; exit 2 ;;
     esac
@@ -41,6 +45,12 @@ m["layers"][0]["sparse_updates"] = sys.argv[3] == "true"; json.dump(m, open(sys.
         "$build/bin/sluice" bench train --model "$model" --ids "$rows" --input-shape 8 --widths 8,1 \
             --loss mse --batch "$batch" --steps "$steps" --threads "$threads" --json >>"$out"
     done
+    for rows in 10000 1000000 16000000; do
+        "$build/bin/sluice" bench train --model "$models/embedding-$rows-true.json" --ids "$rows" --ids-zipf "$zipf" --input-shape 8 \
+            --widths 8,1 --loss mse --batch "$batch" --steps "$steps" --threads "$threads" --json >>"$out"
+    done
+    "$peer_python" "$here/peers/torch_embedding_train.py" --rows 10000,1000000,16000000 --modes sparse --zipf "$zipf" \
+        --batch "$batch" --steps "$steps" --threads "$threads" --runs 1 >>"$out"
     for python in "$peer_python" /usr/bin/python3; do
         "$python" "$here/peers/torch_embedding_train.py" --rows 10000,100000,1000000,4000000,16000000 --modes sparse \
             --batch "$batch" --steps "$steps" --threads "$threads" --runs 1 >>"$out"
@@ -56,12 +66,13 @@ for line in open(sys.argv[1]):
     r = json.loads(line)
     if r["tool"] == "sluice":
         _, rows, sparse = r["model"][: -len(".json")].split("-")
-        key = ("Sluice", "sparse_updates" if sparse == "true" else "dense (Keras)", int(rows))
+        key = ("Sluice", "sparse_updates" if sparse == "true" else "dense (Keras)", r.get("ids_zipf", 0), int(rows))
     else:
-        key = ("PyTorch " + r["torch"], "SparseAdam" if r["mode"] == "sparse" else "dense Adam", r["rows"])
+        key = ("PyTorch " + r["torch"], "SparseAdam" if r["mode"] == "sparse" else "dense Adam", r.get("zipf", 0), r["rows"])
     groups[key].append(r["step_ms_median"] if "step_ms_median" in r else r["step_ms"])
-print("| tool | updates | table rows | step ms (median) | runs |")
-print("|---|---|---:|---:|---:|")
-for (tool, mode, rows), ms in sorted(groups.items()):
-    print(f"| {tool} | {mode} | {rows:,} | {statistics.median(ms):.2f} | {len(ms)} |")
+print("| tool | updates | ids | table rows | step ms (median) | runs |")
+print("|---|---|---|---:|---:|---:|")
+for (tool, mode, zipf, rows), ms in sorted(groups.items()):
+    ids = f"Zipf {zipf}" if zipf else "uniform"
+    print(f"| {tool} | {mode} | {ids} | {rows:,} | {statistics.median(ms):.2f} | {len(ms)} |")
 PY

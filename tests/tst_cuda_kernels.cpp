@@ -22,6 +22,7 @@
 #include "train/cuda/conv_kernels.h"
 #include "train/cuda/device_buffer.h"
 #include "train/cuda/dropout_kernels.h"
+#include "train/cuda/embedding_kernels.h"
 #include "train/cuda/layer_norm_kernels.h"
 #include "train/cuda/loss_kernels.h"
 #include "train/cuda/optimizer_kernels.h"
@@ -174,6 +175,7 @@ private Q_SLOTS:
     void layerNormalization_data();
     void layerNormalization();
     void dropoutMasksMatchTheCpu();
+    void embeddingMatchesTheCpu();
     void sumOfReplicaBuffers();
     void matrixProducts_data();
     void matrixProducts();
@@ -653,6 +655,54 @@ void TestCudaKernels::dropoutMasksMatchTheCpu()
 }
 
 // Logical replicas' gradients summed on the device equal the CPU's in-process sum to the bit.
+// The gather and the table gradient against the CPU layer, bit for bit: the gradient is summed
+// per row in input order on both (repeated ids included), and a bad id gives a zero row and its
+// position.
+void TestCudaKernels::embeddingMatchesTheCpu()
+{
+    const std::int64_t inputDim = 37, dim = 45, rows = 300, perRow = 3;
+    EmbeddingOptions o;
+    o.inputDim = inputDim;
+    o.outputDim = dim;
+    auto layer = makeEmbedding("emb", o);
+    QVERIFY(layer->build({{perRow}}).ok());
+    std::vector<float> ids(std::size_t(rows * perRow));
+    for (auto &v : ids)
+        v = float(rng()() % std::uint64_t(inputDim)); // about 24 uses a row: long runs in the sort
+    const std::vector<float> table = uniform(std::size_t(inputDim * dim)), dOut = uniform(ids.size() * std::size_t(dim));
+    const FloatTensor tIds = tensor({rows, perRow}, ids);
+    FloatTensor y;
+    LayerState state;
+    const FloatTensor *inputs[] = {&tIds};
+    const float *params[] = {table.data()};
+    layer->forward({}, params, inputs, y, state);
+    std::vector<float> dTable(table.size(), 0.0f);
+    float *grads[] = {dTable.data()};
+    FloatTensor *dInputs[] = {nullptr};
+    layer->backward({}, params, inputs, y, tensor({rows, perRow, dim}, dOut), dInputs, grads, state);
+
+    auto gIds = upload(ids, m_stream), gTable = upload(table, m_stream), gY = poisoned(y.size(), m_stream);
+    cuda::DeviceBuffer<std::int32_t> bad(1);
+    cuda::embeddingResetBad(m_stream, bad.data());
+    cuda::embeddingForward(m_stream, gIds.data(), gTable.data(), gY.data(), std::int64_t(ids.size()), dim, inputDim, bad.data());
+    EXPECT_EQUAL_BITS(QStringLiteral("embedding forward"), gY.download(m_stream), y.data);
+    QCOMPARE(bad.download(m_stream)[0], INT32_MAX);
+    auto gDOut = upload(dOut, m_stream), gDTable = upload(std::vector<float>(table.size(), 0.0f), m_stream);
+    cuda::DeviceBuffer<unsigned char> scratch(cuda::embeddingBackwardScratchBytes(std::int64_t(ids.size()), inputDim));
+    cuda::embeddingBackward(m_stream, gIds.data(), gDOut.data(), gDTable.data(), std::int64_t(ids.size()), dim, inputDim, scratch.data(), scratch.size());
+    EXPECT_EQUAL_BITS(QStringLiteral("embedding table gradient"), gDTable.download(m_stream), dTable);
+
+    // Ids 37 (= input_dim) at position 5 and -3 at 9: zero rows, the first position reported.
+    ids[5] = float(inputDim);
+    ids[9] = -3.0f;
+    auto gBadIds = upload(ids, m_stream);
+    cuda::embeddingResetBad(m_stream, bad.data());
+    cuda::embeddingForward(m_stream, gBadIds.data(), gTable.data(), gY.data(), std::int64_t(ids.size()), dim, inputDim, bad.data());
+    const std::vector<float> out = gY.download(m_stream);
+    QCOMPARE(bad.download(m_stream)[0], 5);
+    QVERIFY(std::all_of(out.begin() + 5 * dim, out.begin() + 6 * dim, [](float v) { return v == 0.0f; }));
+}
+
 void TestCudaKernels::sumOfReplicaBuffers()
 {
     for (const auto &[n, count] : {std::pair<std::size_t, int>{70001, 1}, {70001, 3}, {70001, 11}, {70000, 4}, {70000, 9}}) {
@@ -1017,6 +1067,7 @@ void TestCudaKernels::globalNormClipping() {}
 void TestCudaKernels::layerNormalization_data() {}
 void TestCudaKernels::layerNormalization() {}
 void TestCudaKernels::dropoutMasksMatchTheCpu() {}
+void TestCudaKernels::embeddingMatchesTheCpu() {}
 void TestCudaKernels::sumOfReplicaBuffers() {}
 void TestCudaKernels::matrixProducts_data() {}
 void TestCudaKernels::matrixProducts() {}

@@ -16,6 +16,7 @@
 #include "train/cpu/gemm.h"
 #include "train/gpu/gpu_engine.h"
 #include "train/gradient_reducer.h"
+#include "io/zipf_ids.h"
 #include "train/huge_pages.h"
 #include "train/model.h"
 #include "train/optimizer.h"
@@ -62,7 +63,7 @@ pipeline::ElementSpec elementSpec(const TrainBenchOptions &o)
 
 std::int64_t targetWidth(const TrainBenchOptions &o) { return isCrossEntropy(o) ? 1 : o.widths.back(); }
 
-// Inputs ~ N(0, 1) (or uniform ids in [0, idRange)); targets: uniform class indices, or N(0, 1) values. Rows are drawn in blocks
+// Inputs ~ N(0, 1) (or ids in [0, idRange), uniform or Zipf-like); targets: uniform class indices, or N(0, 1) values. Rows are drawn in blocks
 // of 1024, each block from its own generator seeded by (seed, batch, block) and the blocks in
 // parallel: the same numbers at any thread count, and a 65536 x 4096 batch in about a second.
 void fillBatch(const TrainBenchOptions &o, std::uint64_t batchIndex, std::vector<float> &x, std::vector<float> &y)
@@ -71,15 +72,25 @@ void fillBatch(const TrainBenchOptions &o, std::uint64_t batchIndex, std::vector
     x.resize(std::size_t(o.batch * in));
     y.resize(std::size_t(o.batch * yw));
     constexpr std::int64_t block = 1024;
+    // Zipf-like ids: popular ranks spread over the table by a permutation fixed by the seed.
+    std::mt19937_64 permutationRng(o.seed);
+    const std::uint64_t permA = permutationRng(), permB = permutationRng();
+    const IdPermutation popular(permA, permB, std::uint64_t(std::max<std::int64_t>(o.idRange, 1)));
     oneapi::tbb::parallel_for(std::int64_t(0), (o.batch + block - 1) / block, [&](std::int64_t b) {
         std::seed_seq seq{std::uint32_t(o.seed), std::uint32_t(o.seed >> 32), std::uint32_t(batchIndex), std::uint32_t(b)};
         std::mt19937_64 rng(seq);
         std::normal_distribution<float> normal(0.0f, 1.0f);
         std::uniform_int_distribution<std::int64_t> label(0, out - 1);
         std::uniform_int_distribution<std::int64_t> id(0, std::max<std::int64_t>(o.idRange, 1) - 1);
+        std::uniform_real_distribution<double> unit(0.0, 1.0);
+        const auto nextId = [&] {
+            if (o.idZipf <= 0)
+                return float(id(rng));
+            return float(popular(zipfRank(std::uint64_t(o.idRange), o.idZipf, unit(rng))));
+        };
         const std::int64_t r0 = b * block, r1 = std::min(o.batch, r0 + block);
         for (std::int64_t i = r0 * in; i < r1 * in; ++i)
-            x[std::size_t(i)] = o.idRange > 0 ? float(id(rng)) : normal(rng);
+            x[std::size_t(i)] = o.idRange > 0 ? nextId() : normal(rng);
         for (std::int64_t i = r0 * yw; i < r1 * yw; ++i)
             y[std::size_t(i)] = isCrossEntropy(o) ? float(label(rng)) : normal(rng);
     });

@@ -23,6 +23,7 @@ struct TrainBenchOptions
     nlohmann::json model;
     std::vector<std::int64_t> inputShape;
     std::int64_t idRange = 0; // > 0: x holds whole-number ids uniform in [0, idRange) (Embedding models)
+    double idZipf = 0;        // > 0: the ids' popularity follows a Zipf-like law of this exponent (io/zipf_ids.h)
     std::string activation = "relu";                // of the hidden layers; the last is linear
     std::string loss = "sparse_categorical_crossentropy"; // from logits; or "mse"
     std::string optimizer = "adam";

@@ -34,7 +34,8 @@ int benchTrain(const QStringList &arguments)
         "  sluice bench train --run --cold --data big --widths 256,256,1 --loss mse --batch 1024 --steps 500   # larger than RAM\n"
         "  sluice bench train --widths 4096,4096,4096,4096,4096 --batch 8192 --device cuda:0 --precision bf16 --json\n"
         "  sluice bench train --model bench/models/image_cnn.json --input-shape 48x48x3 --widths 6912,5 --batch 64 --steps 20 --threads 2\n"
-        "  sluice bench train --model bench/models/embedding.json --ids 1000000 --input-shape 8 --widths 8,1 --loss mse --batch 1024");
+        "  sluice bench train --model bench/models/embedding.json --ids 1000000 --input-shape 8 --widths 8,1 --loss mse --batch 1024\n"
+        "  sluice bench train --model bench/models/embedding.json --ids 1000000 --ids-zipf 0.9 --input-shape 8 --widths 8,1 --loss mse");
     parser.addPositionalArgument("train", "The benchmark name.");
     parser.addOption({"widths", "Layer widths, input first (default 128,256,10).", "LIST", "128,256,10"});
     parser.addOption({"batch", "Global batch (default 64).", "N", "64"});
@@ -61,6 +62,8 @@ int benchTrain(const QStringList &arguments)
     parser.addOption({"input-shape", "With --model: x's per-sample shape, e.g. 48x48x3 (default: the first of --widths).", "SHAPE"});
     parser.addOption({"ids", "With --model: x holds whole-number ids drawn uniformly from [0, N) (for Embedding layers) instead of "
                              "N(0, 1) values.", "N"});
+    parser.addOption({"ids-zipf", "With --ids: draw the ids with Zipf-like popularity of exponent S (rank k about (k + 1)^-S, "
+                                  "popular ids spread over the range), as real interaction logs have, instead of uniformly.", "S"});
     parser.addOption({"json", "One JSON object on stdout."});
     if (auto exit = cli::parseOrExit(parser, arguments))
         return *exit;
@@ -152,6 +155,15 @@ int benchTrain(const QStringList &arguments)
     if (parser.isSet("ids") && !parser.isSet("model")) {
         cli::printError("--ids", "only applies with --model");
         return cli::BadInput;
+    }
+    if (parser.isSet("ids-zipf")) {
+        bool ok = false;
+        o.idZipf = parser.value("ids-zipf").toDouble(&ok);
+        if (!parser.isSet("ids") || !ok || !(o.idZipf > 0) || o.idZipf == 1.0) {
+            cli::printError("--ids-zipf", parser.isSet("ids") ? "expected an exponent > 0 other than 1, got '" + parser.value("ids-zipf").toStdString() + "'"
+                                                              : std::string("only applies with --ids"));
+            return cli::BadInput;
+        }
     }
     if (parser.isSet("ids")) {
         const auto n = cli::parseCount("ids", parser.value("ids"), 1);
@@ -249,6 +261,8 @@ int benchTrain(const QStringList &arguments)
             j["input_shape"] = o.inputShape;
             if (o.idRange > 0)
                 j["ids"] = o.idRange;
+            if (o.idZipf > 0)
+                j["ids_zipf"] = o.idZipf;
         }
         j.update(r.extra);
         std::printf("%s\n", j.dump().c_str());

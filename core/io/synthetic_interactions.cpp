@@ -1,6 +1,7 @@
 #include "io/synthetic_interactions.h"
 
 #include "io/atomic_file.h"
+#include "io/zipf_ids.h"
 
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
@@ -92,40 +93,13 @@ int pick(const std::array<double, N> &cumulativeShares, double u)
     return int(N - 1);
 }
 
-// Popularity rank 0 … n-1 with P(rank k) ≈ ∝ (k + 1)^-s: the inverse distribution function of a
-// bounded power law, O(1) in time and memory whatever n.
-std::uint64_t zipfRank(std::uint64_t n, double s, double u)
-{
-    const double a = 1 - s;
-    const double x = std::pow(1 + u * (std::pow(double(n) + 1, a) - 1), 1 / a);
-    return std::min<std::uint64_t>(n - 1, std::uint64_t(std::max(1.0, x)) - 1);
-}
-
-// A seeded bijection of 0 … n-1 (rank · multiplier + offset mod n, the multiplier coprime with
-// n): popular ranks land on ids spread over the range, with no table.
-struct IdPermutation
-{
-    std::uint64_t n = 1, multiplier = 0, offset = 0;
-
-    IdPermutation(std::uint64_t seed, std::uint64_t stream, std::uint64_t count) : n(count)
-    {
-        if (n < 2)
-            return;
-        multiplier = 1 + draw(seed, stream, 0) % (n - 1);
-        while (std::gcd(multiplier, n) != 1)
-            multiplier = multiplier % (n - 1) + 1; // reaches 1, coprime with everything, at worst
-        offset = draw(seed, stream, 1) % n;
-    }
-    // validate() keeps n below 2^31, so the product fits in 64 bits.
-    std::uint64_t operator()(std::uint64_t rank) const { return (rank * multiplier + offset) % n; }
-};
-
 // What the rows of one spec share, made once per write.
 class InteractionModel
 {
 public:
     explicit InteractionModel(const SyntheticInteractionsSpec &spec)
-        : m_spec(spec), m_userIds(spec.seed, UserIds, spec.users), m_itemIds(spec.seed, ItemIds, spec.items),
+        : m_spec(spec), m_userIds(draw(spec.seed, UserIds, 0), draw(spec.seed, UserIds, 1), spec.users),
+          m_itemIds(draw(spec.seed, ItemIds, 0), draw(spec.seed, ItemIds, 1), spec.items),
           m_devices(cumulative(kDeviceWeights)), m_hours(cumulative(kHourWeights))
     {
         std::array<double, 20> countryWeights{};

@@ -79,7 +79,8 @@ struct LayerKernelSpec
         Conv,              // Conv1D, Conv2D
         Pooling,           // MaxPooling1D/2D, AveragePooling1D/2D
         GlobalPooling,     // GlobalMaxPooling1D/2D, GlobalAveragePooling1D/2D
-        BatchNormalization
+        BatchNormalization,
+        Embedding
     };
     // A window over channels-last samples seen as [H, W, C] (1-D layers: H = 1 and a window 1
     // high), with TensorFlow's output sizes and "same" padding already worked out by the layer
@@ -108,6 +109,8 @@ struct LayerKernelSpec
     double momentum = 0.99;                            // BatchNormalization
     Window window;                                     // Conv, Pooling
     bool maxPooling = false;                           // Pooling, GlobalPooling: max (else average)
+    std::int64_t inputDim = 0;                         // Embedding: the table's rows (units: its columns)
+    bool sparseUpdates = false;                        // Embedding: refused on GPUs (the CPU backend's LazyAdam)
 };
 
 class Layer

@@ -537,6 +537,8 @@ Result<SliceResult> CudaEngine::runStaged(std::span<const std::int64_t> rows, co
         total.outputLossSums.assign(m_model.outputs().size(), 0.0);
         for (r = 0; r < count; ++r) {
             const auto part = m_replicas[r]->collect(r < metricHolders.size() ? metricHolders[r] : nullptr);
+            if (part.error)
+                return *part.error; // an Embedding's id out of range, named
             for (std::size_t o = 0; o < part.outputLossSums.size(); ++o)
                 total.outputLossSums[o] += part.outputLossSums[o];
             total.finite = total.finite && part.finite;

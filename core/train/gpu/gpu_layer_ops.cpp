@@ -5,6 +5,7 @@
 #include "train/cuda/activation_kernels.h"
 #include "train/cuda/batch_norm_kernels.h"
 #include "train/cuda/dropout_kernels.h"
+#include "train/cuda/embedding_kernels.h"
 #include "train/cuda/layer_norm_kernels.h"
 
 #include <stdexcept>
@@ -158,6 +159,10 @@ bool supportedOnGpu(const Layer &layer, const std::vector<Shape> &inputShapes, c
         reason = "has no CUDA kernels yet (" + layer.className() + " trains on the CPU backend only)";
         return false;
     }
+    if (spec.kind == Kind::Embedding && spec.sparseUpdates) {
+        reason = "has sparse_updates, which the CPU backend's optimizer does only (on a GPU the whole table is updated: set it to false)";
+        return false;
+    }
     auto known = [](const Shape &s) {
         for (auto d : s)
             if (d < 0)
@@ -222,6 +227,13 @@ void layerForward(const DeviceContext &dc, const LayerCall &call, const PassCont
     case Kind::BatchNormalization:
         batchNormForward(dc, call, ctx, output, scratch);
         return;
+    case Kind::Embedding: {
+        const std::int64_t ids = call.rows * shapeCount(call.inputShapes[0]);
+        ensureSize(scratch.firstBad, 1);
+        cuda::embeddingResetBad(dc.stream, scratch.firstBad.data());
+        cuda::embeddingForward(dc.stream, call.inputs[0], call.params[0], output, ids, call.spec.units, call.spec.inputDim, scratch.firstBad.data());
+        return;
+    }
     case Kind::Concatenate: {
         const std::int64_t total = lastDim(call.outputShape), R = axisRows(call.rows, call.outputShape);
         std::int64_t at = 0;
@@ -291,6 +303,17 @@ void layerBackward(const DeviceContext &dc, const LayerCall &call, const PassCon
     case Kind::BatchNormalization:
         batchNormBackward(dc, call, ctx, dOutput, dx, grads, scratch);
         return;
+    case Kind::Embedding: {
+        // The table's gradient region holds zeros (the replica zeroes the whole buffer each step):
+        // the GPU updates the whole table, Keras's semantics.
+        const std::int64_t ids = call.rows * shapeCount(call.inputShapes[0]);
+        ensureSize(scratch.sortScratch, cuda::embeddingBackwardScratchBytes(ids, call.spec.inputDim));
+        cuda::embeddingBackward(dc.stream, call.inputs[0], dOutput, grads[0], ids, call.spec.units, call.spec.inputDim, scratch.sortScratch.data(),
+                                scratch.sortScratch.size());
+        if (dx) // ids are not differentiable
+            cuda::fillBytes(dx, 0, std::size_t(ids) * sizeof(float), dc.stream);
+        return;
+    }
     case Kind::Concatenate: {
         const std::int64_t total = lastDim(call.outputShape), R = axisRows(call.rows, call.outputShape);
         std::int64_t at = 0;

@@ -3,8 +3,8 @@
 // with the CPU layer's semantics: Dense (and TimeDistributed Dense) through cuBLAS, fp32, TF32
 // or bf16 products, with the bias and activation fused in one kernel; Conv1D / Conv2D as im2col
 // and cuBLAS products (fp32 or TF32: bf16 converts Dense products only); Activation, Dropout,
-// LayerNormalization, BatchNormalization, the pooling and reshaping layers and Concatenate with
-// the backend's kernels (train/cuda/). Plain C++ on the kernels' host launchers; CUDA builds only.
+// LayerNormalization, BatchNormalization, Embedding, the pooling and reshaping layers and
+// Concatenate with the backend's kernels (train/cuda/). Plain C++ on the kernels' host launchers; CUDA builds only.
 //
 // Threading: a call runs on the stream of its DeviceContext; one replica's calls in order.
 
@@ -40,6 +40,8 @@ struct LayerScratch
     cuda::DeviceBuffer<cuda::Bf16> kernelBf16;   // bf16 Dense: the kernel of this step
     cuda::DeviceBuffer<cuda::Bf16> gradientBf16; // bf16 Dense: dLoss/dz
     std::vector<cuda::DeviceBuffer<float>> buffers; // GRU, LSTM (their time-major states), RepeatVector
+    cuda::DeviceBuffer<std::int32_t> firstBad;     // Embedding: the first id out of range this pass (INT32_MAX: none)
+    cuda::DeviceBuffer<unsigned char> sortScratch; // Embedding: the ids sorted with their positions, for backward
 };
 
 // One application of a layer to `rows` samples.

@@ -2,12 +2,15 @@
 // over device buffers.
 #include "train/gpu/gpu_replica.h"
 
+#include "train/layers/basic_layers.h"
+
 #include "train/cuda/loss_kernels.h"
 #include "train/cuda/reduce_kernels.h"
 
 #include <oneapi/tbb/parallel_for.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <tuple>
@@ -74,6 +77,7 @@ GpuReplica::GpuReplica(const Model &model, GpuHandles &device)
     }
     m_lossReady = cuda::createEvent();
     m_predHost.assign(model.outputs().size(), nullptr);
+    m_badIdsHost = static_cast<std::int32_t *>(cuda::hostAllocPinned(model.nodes().size() * sizeof(std::int32_t)));
 }
 
 GpuReplica::~GpuReplica()
@@ -90,6 +94,7 @@ GpuReplica::~GpuReplica()
         cuda::hostFreePinned(s.pinned);
     }
     cuda::hostFreePinned(m_lossHost);
+    cuda::hostFreePinned(m_badIdsHost);
     for (float *p : m_predHost)
         cuda::hostFreePinned(p);
     cuda::destroyEvent(m_lossReady);
@@ -278,6 +283,8 @@ LayerCall GpuReplica::call(std::size_t index, const float *weights) const
 void GpuReplica::forward(const PassContext &ctx, const float *weights)
 {
     const std::size_t inputs = m_model.inputs().size();
+    m_rowOffset = ctx.globalRowOffset;
+    m_rowStride = ctx.globalRowStride;
     for (std::size_t i = inputs; i < m_model.nodes().size(); ++i)
         namingTheLayer(i, [&] { layerForward(m_device.context, call(i, weights), ctx, m_values[i].data(), m_layerScratch[i]); });
 }
@@ -323,6 +330,10 @@ void GpuReplica::loss(float scale, bool backward, Replica *holder)
             m_hasGrad[node] = true;
     }
     cuda::copyToHost(m_lossHost, m_perSample.data(), std::size_t(m_rows) * outputs.size() * sizeof(float), stream);
+    // Embeddings' checks of their ids travel with the losses (collect() reads both).
+    for (std::size_t i = m_model.inputs().size(); i < m_model.nodes().size(); ++i)
+        if (m_layerScratch[i].firstBad.size() > 0)
+            cuda::copyToHost(m_badIdsHost + i, m_layerScratch[i].firstBad.data(), sizeof(std::int32_t), stream);
     for (std::size_t o = 0; o < outputs.size(); ++o) {
         if (!holder || holder->metrics()[o].empty())
             continue;
@@ -387,6 +398,26 @@ void GpuReplica::backwardNode(std::size_t index, const PassContext &ctx, const f
         cuda::recordEvent(m_staging[m_current].consumed, m_device.compute); // the last reader of the staged rows
 }
 
+std::optional<Error> GpuReplica::badEmbeddingId()
+{
+    const auto &nodes = m_model.nodes();
+    const std::size_t inputs = m_model.inputs().size();
+    for (std::size_t i = inputs; i < nodes.size(); ++i) {
+        if (m_layerScratch[i].firstBad.size() == 0 || m_badIdsHost[i] == INT32_MAX)
+            continue;
+        // Rare: read the offending id itself, waiting for it.
+        const std::int64_t at = m_badIdsHost[i];
+        const auto idx = std::size_t(nodes[i].inputs[0]);
+        const float *ids = idx < inputs ? inputPtr(idx) : m_values[idx].data();
+        float id = 0;
+        cuda::copyToHost(&id, ids + at, sizeof(float), m_device.compute);
+        cuda::synchronize(m_device.compute);
+        const std::int64_t perRow = std::max<std::int64_t>(1, shapeCount(nodes[idx].shape));
+        return embeddingIdError(nodes[i].layer->name(), id, m_rowOffset + (at / perRow) * m_rowStride, nodes[i].layer->kernelSpec().inputDim);
+    }
+    return std::nullopt;
+}
+
 SliceResult GpuReplica::collect(Replica *holder)
 {
     SliceResult result;
@@ -395,6 +426,8 @@ SliceResult GpuReplica::collect(Replica *holder)
     if (m_rows == 0)
         return result;
     cuda::synchronizeEvent(m_lossReady);
+    if (auto bad = badEmbeddingId())
+        result.error = std::move(*bad);
     const std::span<const float> weights = m_hasWeights ? std::span<const float>(stagedBlock(m_stagingOffsets.size() - 1), std::size_t(m_rows))
                                                         : std::span<const float>();
     for (std::size_t o = 0; o < outputs.size(); ++o) {

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <optional>
 #include <vector>
 
 namespace sluice::train::gpu {
@@ -103,6 +104,9 @@ private:
     LayerCall call(std::size_t index, const float *weights) const;
     template <typename F>
     void namingTheLayer(std::size_t index, const F &pass); // out of memory -> OutOfDeviceMemory for that layer
+    // The error of an Embedding that met an id out of range in the last forward pass, if one did
+    // (after the losses are in: the checks travel with them).
+    std::optional<Error> badEmbeddingId();
 
     const Model &m_model;
     GpuHandles &m_device;
@@ -119,6 +123,8 @@ private:
     std::vector<bool> m_hasGrad;
     cuda::DeviceBuffer<float> m_gradients, m_perSample;
     float *m_lossHost = nullptr;                  // pinned: outputs x rows per-sample losses
+    std::int32_t *m_badIdsHost = nullptr;         // pinned: per node, an Embedding's first id out of range (INT32_MAX: none)
+    std::int64_t m_rowOffset = 0, m_rowStride = 1; // the last forward's PassContext, to name a bad id's row
     std::vector<float *> m_predHost;              // pinned, per output with metrics: rows x its values
     std::int64_t m_predCapacity = 0;              // rows m_predHost holds
     cuda::Event m_lossReady = nullptr;            // on the compute stream, after the downloads

@@ -89,6 +89,9 @@ struct EmbeddingOptions
 // param embeddings (input_dim, output_dim) with a row-sparse gradient. An id out of range stops
 // the pass with an error naming the layer and the id (LayerState::error).
 std::unique_ptr<Layer> makeEmbedding(std::string name, EmbeddingOptions options);
+// The error of an id out of range, the same from the CPU layer and the GPU backend: names the
+// layer (Error::layer, key "input_dim"), the id and its row in the global batch.
+Error embeddingIdError(const std::string &layer, float id, std::int64_t row, std::int64_t inputDim);
 
 // [B, ...] -> [B, product of the per-sample dimensions].
 std::unique_ptr<Layer> makeFlatten(std::string name);

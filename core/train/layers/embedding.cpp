@@ -25,6 +25,15 @@ public:
     Embedding(std::string name, EmbeddingOptions options) : Layer(std::move(name)), m_opt(std::move(options)) {}
 
     std::string className() const override { return "Embedding"; }
+    LayerKernelSpec kernelSpec() const override
+    {
+        LayerKernelSpec k;
+        k.kind = LayerKernelSpec::Kind::Embedding;
+        k.units = m_opt.outputDim;
+        k.inputDim = m_opt.inputDim;
+        k.sparseUpdates = m_opt.sparseUpdates;
+        return k;
+    }
 
     Result<Shape> build(const std::vector<Shape> &inputShapes) override
     {
@@ -106,21 +115,26 @@ public:
 private:
     Error outOfRange(const PassContext &ctx, float value, std::int64_t index, std::int64_t perRow) const
     {
-        std::ostringstream id;
-        id << value;
         // The row in the global batch, as the user sees it, not in this replica's slice.
         const std::int64_t row = ctx.globalRowOffset + (perRow > 0 ? index / perRow : index) * ctx.globalRowStride;
-        Error e = layerError(*this, "got id " + id.str() + " in row " + std::to_string(row) + " of the batch, outside [0, input_dim = " +
-                                        std::to_string(m_opt.inputDim) + "): raise input_dim, or map ids into range first (lookup, hashing)");
-        e.layer = name();
-        e.key = "input_dim";
-        return e;
+        return embeddingIdError(name(), value, row, m_opt.inputDim);
     }
 
     EmbeddingOptions m_opt;
 };
 
 } // namespace
+
+Error embeddingIdError(const std::string &layer, float id, std::int64_t row, std::int64_t inputDim)
+{
+    std::ostringstream text;
+    text << id;
+    Error e = Error::invalid(layer, "Embedding got id " + text.str() + " in row " + std::to_string(row) + " of the batch, outside [0, input_dim = " +
+                                        std::to_string(inputDim) + "): raise input_dim, or map ids into range first (lookup, hashing)");
+    e.layer = layer;
+    e.key = "input_dim";
+    return e;
+}
 
 std::unique_ptr<Layer> makeEmbedding(std::string name, EmbeddingOptions options)
 {
