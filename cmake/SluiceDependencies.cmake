@@ -92,3 +92,34 @@ if(SLUICE_HAVE_PYTHON AND Python3_Development.Embed_FOUND AND NOT SLUICE_PYTHON_
   set(SLUICE_EMBED_PYTHON ON)
 endif()
 add_feature_info(EmbeddedPython SLUICE_EMBED_PYTHON "Python functions in projects run by the sluice executable")
+
+# --- Apache Arrow / Parquet (optional): from_parquet ---------------------------
+# Debian 12 has no Arrow packages: scripts/fetch-arrow.sh (run by scripts/build.sh) puts the C++
+# libraries and headers that the pyarrow wheel carries into .deps/arrow.
+set(SLUICE_WITH_PARQUET AUTO CACHE STRING "Read Parquet files with Apache Arrow's C++ libraries (AUTO, ON, OFF)")
+set_property(CACHE SLUICE_WITH_PARQUET PROPERTY STRINGS AUTO ON OFF)
+set(SLUICE_ARROW_DIR "${PROJECT_SOURCE_DIR}/.deps/arrow" CACHE PATH "Apache Arrow's include/ and lib/ (scripts/fetch-arrow.sh)")
+set(SLUICE_HAVE_PARQUET OFF)
+# The Python package alone (`pip install ./python`) leaves Parquet out unless asked: its wheel
+# would have to carry Arrow's libraries (not done yet).
+if(SLUICE_PYTHON_PACKAGE_ONLY AND SLUICE_WITH_PARQUET STREQUAL "AUTO")
+  set(SLUICE_WITH_PARQUET OFF)
+endif()
+if(NOT SLUICE_WITH_PARQUET STREQUAL "OFF")
+  find_library(SLUICE_ARROW_LIBRARY arrow PATHS "${SLUICE_ARROW_DIR}/lib" NO_DEFAULT_PATH NO_CACHE)
+  find_library(SLUICE_PARQUET_LIBRARY parquet PATHS "${SLUICE_ARROW_DIR}/lib" NO_DEFAULT_PATH NO_CACHE)
+  if(SLUICE_ARROW_LIBRARY AND SLUICE_PARQUET_LIBRARY AND EXISTS "${SLUICE_ARROW_DIR}/include/parquet/arrow/reader.h")
+    set(SLUICE_HAVE_PARQUET ON)
+    add_library(sluice_arrow SHARED IMPORTED)
+    set_target_properties(sluice_arrow PROPERTIES IMPORTED_LOCATION "${SLUICE_ARROW_LIBRARY}"
+                          INTERFACE_INCLUDE_DIRECTORIES "${SLUICE_ARROW_DIR}/include")
+    add_library(sluice_parquet SHARED IMPORTED)
+    set_target_properties(sluice_parquet PROPERTIES IMPORTED_LOCATION "${SLUICE_PARQUET_LIBRARY}"
+                          INTERFACE_LINK_LIBRARIES sluice_arrow)
+    # The libraries by their sonames, for installing beside the executable.
+    file(GLOB SLUICE_ARROW_RUNTIME_FILES "${SLUICE_ARROW_DIR}/lib/lib*.so.*")
+  elseif(SLUICE_WITH_PARQUET STREQUAL "ON")
+    message(FATAL_ERROR "SLUICE_WITH_PARQUET=ON but ${SLUICE_ARROW_DIR} has no Arrow libraries (run scripts/fetch-arrow.sh)")
+  endif()
+endif()
+add_feature_info(Parquet SLUICE_HAVE_PARQUET "from_parquet (Apache Arrow C++ from ${SLUICE_ARROW_DIR})")

@@ -44,7 +44,9 @@ set(system_libraries
   "^ld-linux" "^linux-vdso" "^libc\\.so" "^libm\\.so" "^libmvec\\.so" "^libpthread\\.so" "^libdl\\.so"
   "^librt\\.so" "^libutil\\.so" "^libresolv\\.so" "^libanl\\.so" "^libnsl\\.so" "^libBrokenLocale\\.so"
   "^libcuda\\.so" "^libnvidia-" "^libnvcuvid" "^libcublas" "^libcublasLt" "^libnccl" "^libcudnn" "^libnvrtc"
-  "^libGLX_" "^libEGL_")
+  "^libGLX_" "^libEGL_"
+  # Apache Arrow (from_parquet): installed in lib/sluice/ already (app/CMakeLists.txt).
+  "^libarrow\\.so" "^libparquet\\.so")
 file(GET_RUNTIME_DEPENDENCIES
   EXECUTABLES "${root}/bin/sluice"
   MODULES ${modules} ${python_modules}
@@ -71,12 +73,16 @@ foreach(library IN LISTS libraries)
   file(COPY_FILE "${library}" "${root}/lib/${name}")
   set_runpath("${root}/lib/${name}" "$ORIGIN")
 endforeach()
-set_runpath("${root}/bin/sluice" "$ORIGIN/../lib")
+set_runpath("${root}/bin/sluice" "$ORIGIN/../lib:$ORIGIN/../lib/sluice")
+file(GLOB arrow_libraries "${root}/lib/sluice/lib*.so.*")
+foreach(library IN LISTS arrow_libraries)
+  set_runpath("${library}" "$ORIGIN:$ORIGIN/..")
+endforeach()
 foreach(module IN LISTS modules)
   set_runpath("${module}" "$ORIGIN/../../lib")
 endforeach()
 foreach(module IN LISTS python_modules) # lib/python3/dist-packages/sluice/
-  set_runpath("${module}" "$ORIGIN/../../..")
+  set_runpath("${module}" "$ORIGIN/../../..:$ORIGIN/../../../sluice")
 endforeach()
 list(LENGTH libraries count)
 message(STATUS "bundle.cmake: ${count} libraries and the Qt plugins bundled")

@@ -13,6 +13,9 @@ case "$flavour" in
   *) echo "usage: scripts/build.sh [release|sanitize] [cmake args...]" >&2; exit 2 ;;
 esac
 
+# Apache Arrow for from_parquet (Debian has none); the build leaves Parquet out where it cannot be had.
+bash "$root/scripts/fetch-arrow.sh"
+
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
 # Keep the generator of an existing build folder (CMake refuses to switch).

@@ -131,7 +131,7 @@ int convert(const QStringList &arguments)
 {
     QCommandLineParser parser;
     parser.setApplicationDescription(
-        "Converts CSV, TFRecord or .npy files, or an image folder, into a folder of shards with a manifest.json:\n"
+        "Converts CSV, TFRecord, .npy or Parquet files, or an image folder, into a folder of shards with a manifest.json:\n"
         "the format the pipeline's save op writes and its load op reads (tf.data's Dataset.save / load).\n\n"
         "Examples:\n"
         "  sluice convert data/train.csv --to tfrecord --out data/train-records\n"
@@ -139,15 +139,18 @@ int convert(const QStringList &arguments)
         "  sluice convert data/x.npy data/y.npy --to npy --shards 4 --out data/xy-shards\n"
         "  sluice convert data/train-*.tfrecord --to npy --features image,label --out data/arrays --overwrite\n"
         "  sluice convert data/pictures --to tfrecord --shards 16 --out data/picture-records\n"
+        "  sluice convert data/events-*.parquet --to npy --features user,item,label --shards 4 --out data/events\n"
         "  mpirun -np 4 sluice convert data/part-*.csv --to tfrecord --out data/records   # DIR/rank-00000 … rank-00003\n\n"
         "Inputs: CSV (.csv, .tsv): a feature per column, typed as `sluice inspect` infers it (whole numbers\n"
         "int64, other numbers float32, else string; an empty field is NaN, or \"\" in a string column).\n"
         "TFRecord: tf.train.Example features with the same number of values in every record.\n"
         ".npy: each file a feature named after it (all with the same number of rows).\n"
+        "Parquet (.parquet): a feature per column from_parquet reads (numbers, booleans, strings, lists of\n"
+        "numbers of one length; others are left out unless --features names them, which is an error).\n"
         "An image folder: the pictures' encoded bytes as the string feature 'image' (no decoding) and,\n"
         "with a sub-folder per class, 'label'; its 'path' only if --features names it. npy holds numbers only.\n"
         "Rows go to the shards in turn (row r to shard r mod N); load reads them back in the input's order.\n"
-        "Inputs are read twice, CSV and TFRecord: once to infer their types, once to convert. A run that\n"
+        "CSV and TFRecord inputs are read twice: once to infer their types, once to convert. A run that\n"
         "fails or is interrupted (Ctrl-C) leaves no manifest: a folder without one is not a dataset.");
     const QCommandLineOption to("to", "The shards' format: tfrecord (tf.train.Example, any features) or npy (numbers).", "FORMAT");
     const QCommandLineOption out({"o", "out"}, "The folder to write (created if missing).", "DIR");
@@ -157,7 +160,7 @@ int convert(const QStringList &arguments)
     const QCommandLineOption overwrite("overwrite", "Replace a dataset already in DIR (once the new one is complete).");
     const QCommandLineOption threads("threads", "Threads (default: all cores).", "N", "0");
     parser.addOptions({to, out, shards, features, compression, overwrite, threads});
-    parser.addPositionalArgument("IN", "CSV, TFRecord or .npy files, or one image folder.", "IN...");
+    parser.addPositionalArgument("IN", "CSV, TFRecord, .npy or Parquet files, or one image folder.", "IN...");
     if (auto exit = cli::parseOrExit(parser, arguments))
         return *exit;
 

@@ -3,6 +3,7 @@
 #include "io/array_report.h"
 #include "io/npy_file.h"
 #include "io/tfrecord_reader.h"
+#include "pipeline/parquet_file.h"
 
 #include <algorithm>
 #include <cctype>
@@ -17,7 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-enum class Kind { Csv, TfRecord, Npy, Images };
+enum class Kind { Csv, TfRecord, Npy, Parquet, Images };
 
 const char *kindName(Kind kind)
 {
@@ -25,6 +26,7 @@ const char *kindName(Kind kind)
     case Kind::Csv: return "CSV";
     case Kind::TfRecord: return "TFRecord";
     case Kind::Npy: return ".npy";
+    case Kind::Parquet: return "Parquet";
     case Kind::Images: return "image folder";
     }
     return "?";
@@ -48,12 +50,14 @@ Result<Kind> kindOf(const std::string &path)
         return Kind::Csv;
     if (name.ends_with(".npy"))
         return Kind::Npy;
+    if (name.ends_with(".parquet") || name.ends_with(".pq"))
+        return Kind::Parquet;
     if (TfRecordReader::sniff(path))
         return Kind::TfRecord;
     for (const char *ext : {".tfrecord", ".tfrecords", ".tfrec", ".tfrecord.gz", ".tfrecords.gz"})
         if (name.ends_with(ext))
             return Kind::TfRecord; // damaged: from_tfrecord will say how
-    return Error::unsupported(path, "not a CSV (.csv, .tsv), TFRecord or .npy file, nor an image folder");
+    return Error::unsupported(path, "not a CSV (.csv, .tsv), TFRecord, .npy or Parquet (.parquet) file, nor an image folder");
 }
 
 std::string joined(const std::vector<std::string> &names)
@@ -254,6 +258,42 @@ Result<ConvertSource> npySource(const std::vector<std::string> &inputs, const st
     return source;
 }
 
+// The columns from_parquet reads (numbers, booleans, strings, lists of numbers), as the first
+// file's footer gives them; the rows from every file's footer, so nothing is read twice.
+Result<ConvertSource> parquetSource(const std::vector<std::string> &inputs, const std::vector<std::string> &selected)
+{
+    ConvertSource source;
+    std::vector<std::string> names, readable;
+    std::uint64_t rows = 0;
+    for (const auto &path : inputs) {
+        auto file = pipeline::ParquetFile::open(path);
+        if (!file)
+            return file.error();
+        std::vector<std::string> fileNames;
+        for (const auto &c : (*file)->columns()) {
+            fileNames.push_back(c.name);
+            if (path == inputs.front() && c.type)
+                readable.push_back(c.name);
+        }
+        if (names.empty())
+            names = fileNames;
+        else if (fileNames != names)
+            return Error::invalid(path, "has the columns " + joined(fileNames) + " where " + inputs.front() + " has " + joined(names));
+        source.files.push_back(path);
+        source.fileRows.push_back(std::uint64_t((*file)->rows()));
+        rows += std::uint64_t((*file)->rows());
+    }
+    auto features = chosen(selected, names, readable);
+    if (!features)
+        return features.error();
+    source.node.op = "from_parquet";
+    source.node.params = {{"filenames", inputs}, {"columns", *features}};
+    source.features = *features;
+    source.fileParam = "filenames";
+    source.rows = rows;
+    return source;
+}
+
 bool isImageName(const fs::path &path)
 {
     const std::string ext = lower(path.extension().string());
@@ -319,6 +359,7 @@ Result<ConvertSource> convertSource(const std::vector<std::string> &inputs, cons
     Result<ConvertSource> source = *kind == Kind::Csv        ? csvSource(inputs, selected)
                                    : *kind == Kind::TfRecord ? tfrecordSource(inputs, selected)
                                    : *kind == Kind::Npy      ? npySource(inputs, selected)
+                                   : *kind == Kind::Parquet  ? parquetSource(inputs, selected)
                                                              : imageSource(inputs.front(), selected);
     if (source) {
         source->node.id = "source";

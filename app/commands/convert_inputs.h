@@ -2,7 +2,8 @@
 // The inputs of `sluice convert` (convert_command.cpp) as the source node of the pipeline that
 // converts them: CSV files (from_csv, column types as `sluice inspect` infers them), TFRecord
 // files (from_tfrecord, the feature spec inferred the same way), .npy files (from_npy, each file
-// a feature named after its stem) or one image folder (from_files: the encoded bytes as a string
+// a feature named after its stem), Parquet files (from_parquet, the columns it reads, rows from
+// the footers) or one image folder (from_files: the encoded bytes as a string
 // feature, with integer labels from class sub-folders).
 
 #include "io/error.h"

@@ -341,6 +341,7 @@ void registerSourceOps(std::vector<OpInfo> &ops)
                    0, 0, buildRange});
     registerTfRecordSource(ops);
     registerCsvSource(ops);
+    registerParquetSource(ops);
     registerFilesSource(ops);
 }
 

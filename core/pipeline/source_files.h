@@ -28,6 +28,7 @@ T valueOrFail(Params &params, const std::string &param, Result<T> result)
 
 void registerTfRecordSource(std::vector<OpInfo> &ops);
 void registerCsvSource(std::vector<OpInfo> &ops);
+void registerParquetSource(std::vector<OpInfo> &ops); // source_parquet.cpp
 void registerFilesSource(std::vector<OpInfo> &ops);
 
 } // namespace sluice::pipeline
