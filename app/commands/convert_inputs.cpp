@@ -259,36 +259,66 @@ Result<ConvertSource> npySource(const std::vector<std::string> &inputs, const st
 }
 
 // The columns from_parquet reads (numbers, booleans, strings, lists of numbers), as the first
-// file's footer gives them; the rows from every file's footer, so nothing is read twice.
+// file's footer gives them; every later file must have the chosen ones with the same types. The
+// rows come from the footers, so nothing is read twice. A null becomes NaN in a floating-point
+// column and "" in a string one (as convert reads an empty CSV field); in other columns it stops
+// the run naming the row.
 Result<ConvertSource> parquetSource(const std::vector<std::string> &inputs, const std::vector<std::string> &selected)
 {
     ConvertSource source;
+    std::vector<pipeline::ParquetColumn> columns;
     std::vector<std::string> names, readable;
     std::uint64_t rows = 0;
+    std::vector<std::string> features;
     for (const auto &path : inputs) {
         auto file = pipeline::ParquetFile::open(path);
         if (!file)
             return file.error();
-        std::vector<std::string> fileNames;
-        for (const auto &c : (*file)->columns()) {
-            fileNames.push_back(c.name);
-            if (path == inputs.front() && c.type)
-                readable.push_back(c.name);
+        if (path == inputs.front()) {
+            columns = (*file)->columns();
+            for (const auto &c : columns) {
+                names.push_back(c.name);
+                if (c.type)
+                    readable.push_back(c.name);
+            }
+            auto chosenNames = chosen(selected, names, readable);
+            if (!chosenNames)
+                return chosenNames.error();
+            features = *chosenNames;
+            if (features.empty())
+                return Error::unsupported(path, "has no column convert can read (numbers, booleans, strings, lists of numbers)");
+            for (const auto &name : features) {
+                const auto &c = *std::find_if(columns.begin(), columns.end(), [&](const auto &column) { return column.name == name; });
+                if (!c.type)
+                    return Error::invalid("--features", "'" + name + "': " + c.unsupportedReason);
+            }
+        } else {
+            for (const auto &name : features) {
+                const auto &first = *std::find_if(columns.begin(), columns.end(), [&](const auto &column) { return column.name == name; });
+                auto it = std::find_if((*file)->columns().begin(), (*file)->columns().end(), [&](const auto &column) { return column.name == name; });
+                if (it == (*file)->columns().end())
+                    return Error::invalid(path, "has no column '" + name + "' (" + inputs.front() + " has it)");
+                if (it->parquetType != first.parquetType)
+                    return Error::invalid(path, "column '" + name + "' is " + it->parquetType + " where " + inputs.front() + " has " + first.parquetType);
+            }
         }
-        if (names.empty())
-            names = fileNames;
-        else if (fileNames != names)
-            return Error::invalid(path, "has the columns " + joined(fileNames) + " where " + inputs.front() + " has " + joined(names));
         source.files.push_back(path);
         source.fileRows.push_back(std::uint64_t((*file)->rows()));
         rows += std::uint64_t((*file)->rows());
     }
-    auto features = chosen(selected, names, readable);
-    if (!features)
-        return features.error();
+    nlohmann::json defaults = nlohmann::json::object();
+    for (const auto &name : features) {
+        const auto &c = *std::find_if(columns.begin(), columns.end(), [&](const auto &column) { return column.name == name; });
+        if (c.type->isString)
+            defaults[name] = "";
+        else if (isFloating(c.type->dtype) && c.rowShape.empty() && !c.isList)
+            defaults[name] = std::numeric_limits<double>::quiet_NaN();
+    }
     source.node.op = "from_parquet";
-    source.node.params = {{"filenames", inputs}, {"columns", *features}};
-    source.features = *features;
+    source.node.params = {{"filenames", inputs}, {"columns", features}};
+    if (!defaults.empty())
+        source.node.params["column_defaults"] = defaults;
+    source.features = features;
     source.fileParam = "filenames";
     source.rows = rows;
     return source;

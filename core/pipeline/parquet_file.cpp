@@ -70,7 +70,7 @@ ParquetColumn describe(const arrow::Field &field)
     } else {
         c.unsupportedReason = c.parquetType +
                               " is not read: from_parquet reads numbers, booleans, strings and lists of numbers of one "
-                              "length (cast the column in the file, or leave it out of \"columns\")";
+                              "length (cast the column in the file, or leave it out)";
     }
     return c;
 }
