@@ -31,6 +31,7 @@ const std::map<QString, Command> &commandTable()
         {"bench", sluice::commands::bench},
         {"run", sluice::commands::run},
         {"preview", sluice::commands::preview},
+        {"predict", sluice::commands::predict},
         {"ops", sluice::commands::ops},
         {"convert", sluice::commands::convert},
     };
@@ -51,9 +52,11 @@ void printUsage()
                "                                              trains a project's model (mirrored replicas; mpirun for processes)\n"
                "  sluice run PROJECT --profile [--seconds S]  iterates a pipeline-only project; per-stage table and bottleneck\n"
                "  sluice preview PROJECT [--node ID] [--out DIR]  what a stage emits (printed, or as .npz batches)\n"
+               "  sluice predict PROJECT --weights W --out DIR [--node ID]\n"
+               "                                              a model's outputs over a node's batches, as .npy\n"
                "  sluice ops [--markdown]                     every pipeline op and its parameters\n"
                "  sluice convert IN... --to tfrecord|npy --out DIR [--shards N]\n"
-               "                                              CSV, TFRecord, .npy or pictures into shards load reads\n"
+               "                                              CSV, TFRecord, .npy, Parquet or pictures into shards load reads\n"
                "  sluice bench read FILE [options]            batch-gather throughput against memcpy\n"
                "  sluice bench pipeline FILE [options]        the classic pipeline's samples/s and per-element overhead\n"
                "  sluice bench train [options]                MLP training samples/s, CPU or GPU\n"
@@ -156,7 +159,7 @@ int main(int argc, char **argv)
     }
     const auto it = commandTable().find(args[0]);
     if (it == commandTable().end()) {
-        sluice::cli::printError(args[0].toStdString(), "unknown command (known: inspect, gen, run, preview, ops, convert, bench; see 'sluice --help')");
+        sluice::cli::printError(args[0].toStdString(), "unknown command (known: inspect, gen, run, preview, predict, ops, convert, bench; see 'sluice --help')");
         return sluice::cli::BadInput;
     }
     try {

@@ -52,6 +52,25 @@ private Q_SLOTS:
         QCOMPARE(project.nodes.size(), std::size_t(2)); // no shard stage
     }
 
+    // Parquet files are dealt to workers as CSV files are (the files are only listed here: the
+    // rewrite happens before anything is opened).
+    void parquetFilesShardByFile()
+    {
+        auto p = Project::fromText(projectText(chain({op("src", "from_parquet", {{"filenames", {"a.parquet", "b.parquet", "c.parquet"}}}),
+                                                       op("batch", "batch", {{"batch_size", 6}})})),
+                                   m_dir.path().toStdString());
+        QVERIFY(p.ok());
+        for (const char *name : {"a.parquet", "b.parquet", "c.parquet"})
+            writeFile(m_dir.filePath(name).toStdString(), "PAR1");
+        auto plan = train::shardForWorker(*p, "batch", 3, 2);
+        QVERIFY2(plan.ok(), plan.ok() ? "" : plan.error().message().c_str());
+        QCOMPARE(plan->policy, std::string("file"));
+        const auto files = p->findNode("src")->params["filenames"];
+        QCOMPARE(files.size(), std::size_t(1));
+        QVERIFY(files[0].get<std::string>().ends_with("c.parquet"));
+        QCOMPARE(p->findNode("batch")->params["batch_size"].get<int>(), 2);
+    }
+
     // from_files decodes a file per element: each worker's shard comes right after the source,
     // before the decoding, so that no worker reads or decodes another's pictures.
     void pictureFilesAreShardedAtTheSource()

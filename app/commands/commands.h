@@ -19,6 +19,7 @@ int benchTrain(const QStringList &arguments);
 // `sluice bench storage` (bench_storage_command.cpp); bench() dispatches to it.
 int benchStorage(const QStringList &arguments);
 int preview(const QStringList &arguments);
+int predict(const QStringList &arguments); // predict_command.cpp: a model's outputs over a pipeline node
 int ops(const QStringList &arguments);
 // `sluice convert`: datasets into save's sharded format (convert_command.cpp).
 int convert(const QStringList &arguments);

@@ -95,8 +95,9 @@ Result<std::int64_t> batchRows(const Model &model, const pipeline::Element &batc
         if (auto s = check(in.featureIndex, in.feature); !s.ok())
             return s.error();
     for (const auto &out : model.outputs())
-        if (auto s = check(out.targetIndex, out.target); !s.ok())
-            return s.error();
+        if (out.hasTarget())
+            if (auto s = check(out.targetIndex, out.target); !s.ok())
+                return s.error();
     return rows;
 }
 
@@ -110,7 +111,8 @@ void sliceBatch(const Model &model, const pipeline::Element &batch, const Sample
     for (std::size_t i = 0; i < model.inputs().size(); ++i)
         toFloat(batch.tensors[model.inputs()[i].featureIndex], begin, end, slice.inputs[i]);
     for (std::size_t o = 0; o < model.outputs().size(); ++o)
-        toFloat(batch.tensors[model.outputs()[o].targetIndex], begin, end, slice.targets[o]);
+        if (model.outputs()[o].hasTarget())
+            toFloat(batch.tensors[model.outputs()[o].targetIndex], begin, end, slice.targets[o]);
     slice.weights.clear();
     if (weighting.sampleWeightFeature) {
         FloatTensor w;

@@ -66,16 +66,17 @@ nlohmann::json layerConfig(const nlohmann::json &j)
 
 } // namespace
 
-Result<std::unique_ptr<Model>> Model::build(const nlohmann::json &json, const pipeline::ElementSpec &spec)
+Result<std::unique_ptr<Model>> Model::build(const nlohmann::json &json, const pipeline::ElementSpec &spec, ModelBuildOptions options)
 {
     std::string reading; // the entry being read, "layers[2]": where an error is placed
-    auto model = buildEntries(json, spec, reading);
+    auto model = buildEntries(json, spec, options, reading);
     if (!model)
         return reading.empty() ? model.error() : model.error().inLayer(reading);
     return model;
 }
 
-Result<std::unique_ptr<Model>> Model::buildEntries(const nlohmann::json &json, const pipeline::ElementSpec &spec, std::string &reading)
+Result<std::unique_ptr<Model>> Model::buildEntries(const nlohmann::json &json, const pipeline::ElementSpec &spec, ModelBuildOptions buildOptions,
+                                                   std::string &reading)
 {
     auto model = std::unique_ptr<Model>(new Model());
     if (!json.is_object())
@@ -236,14 +237,19 @@ Result<std::unique_ptr<Model>> Model::buildEntries(const nlohmann::json &json, c
         if (!target)
             return target.error();
         out.target = *target;
-        auto index = findFeature(spec, out.target, owhere);
-        if (!index)
-            return index.error().inLayer({}, "target");
-        out.targetIndex = *index;
-        auto tshape = perSampleShape(spec, *index, owhere);
-        if (!tshape)
-            return tshape.error().inLayer({}, "target");
-        out.targetShape = *tshape;
+        const bool withoutTarget = buildOptions.targetsOptional && !spec.find(out.target);
+        if (withoutTarget) {
+            out.targetIndex = ModelOutput::kNoTarget;
+        } else {
+            auto index = findFeature(spec, out.target, owhere);
+            if (!index)
+                return index.error().inLayer({}, "target");
+            out.targetIndex = *index;
+            auto tshape = perSampleShape(spec, *index, owhere);
+            if (!tshape)
+                return tshape.error().inLayer({}, "target");
+            out.targetShape = *tshape;
+        }
         if (!j.contains("loss"))
             return modelError(owhere, "needs a \"loss\"", "loss");
         nlohmann::json options = nlohmann::json::object();
@@ -256,7 +262,7 @@ Result<std::unique_ptr<Model>> Model::buildEntries(const nlohmann::json &json, c
         out.loss = std::move(*loss);
         out.lossName = out.loss->name();
         out.fromLogits = j.value("from_logits", false) || (j["loss"].is_object() && j["loss"].value("from_logits", false));
-        if (auto s = out.loss->checkShapes(model->m_nodes[std::size_t(out.node)].shape, out.targetShape); !s.ok())
+        if (auto s = withoutTarget ? Status::success() : out.loss->checkShapes(model->m_nodes[std::size_t(out.node)].shape, out.targetShape); !s.ok())
             return modelError(owhere, "layer '" + out.layer + "' gives " + shapeString(model->m_nodes[std::size_t(out.node)].shape) +
                                           " per sample and target '" + out.target + "' is " + shapeString(out.targetShape) + ": " + s.error().reason,
                               "target");

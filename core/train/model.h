@@ -59,8 +59,12 @@ struct ModelOutput
     std::string name;
     std::string layer;
     std::string target;
+    // The target's feature; kNoTarget in a model built for predictions whose pipeline has no
+    // such feature (ModelBuildOptions::targetsOptional).
+    static constexpr std::size_t kNoTarget = std::size_t(-1);
     std::size_t targetIndex = 0;
-    Shape targetShape; // per sample
+    Shape targetShape; // per sample (empty without a target)
+    bool hasTarget() const { return targetIndex != kNoTarget; }
     std::unique_ptr<Loss> loss;
     std::string lossName;
     bool fromLogits = false;
@@ -80,6 +84,13 @@ struct ModelNode
     bool needsGradient = false;        // some parameter is upstream of it
 };
 
+struct ModelBuildOptions
+{
+    // For predictions (sluice predict): an output whose target is not a feature of the spec is
+    // kept without one; such a model runs forward only (Replica::predict).
+    bool targetsOptional = false;
+};
+
 class Model
 {
 public:
@@ -87,7 +98,7 @@ public:
     // (the batch dimension first). Every problem names the layer, input or output concerned.
     // Errors name the entry (Error::layer: "inputs[0]", "layers[2]", "outputs[1]") and the key
     // in it (Error::key) besides saying so in words.
-    static Result<std::unique_ptr<Model>> build(const nlohmann::json &modelJson, const pipeline::ElementSpec &spec);
+    static Result<std::unique_ptr<Model>> build(const nlohmann::json &modelJson, const pipeline::ElementSpec &spec, ModelBuildOptions options = {});
 
     const std::vector<ModelNode> &nodes() const { return m_nodes; }
     const std::vector<ModelInput> &inputs() const { return m_inputs; } // node i < inputs().size() is input i
@@ -112,7 +123,8 @@ public:
     std::string summary() const; // Keras-like table: layer, class, output shape, parameters
 
 private:
-    static Result<std::unique_ptr<Model>> buildEntries(const nlohmann::json &json, const pipeline::ElementSpec &spec, std::string &reading);
+    static Result<std::unique_ptr<Model>> buildEntries(const nlohmann::json &json, const pipeline::ElementSpec &spec, ModelBuildOptions options,
+                                                       std::string &reading);
     std::vector<ModelNode> m_nodes;
     std::vector<ModelInput> m_inputs;
     std::vector<ModelOutput> m_outputs;

@@ -107,6 +107,14 @@ void Replica::start(const PassContext &context, std::span<const float> weights, 
     runOn();
 }
 
+SliceResult Replica::predict(const PassContext &ctx, std::span<const float> weights, const BatchSlice &slice)
+{
+    m_forwardOnly = true;
+    SliceResult result = run(ctx, weights, slice, 0, false, false);
+    m_forwardOnly = false;
+    return result;
+}
+
 void Replica::resume(std::span<const double> globalSums)
 {
     m_waiting = false;
@@ -177,7 +185,7 @@ void Replica::runOn()
                 return;
             }
         }
-        if (!empty)
+        if (!empty && !m_forwardOnly)
             computeLosses();
         if (!m_backward) {
             m_phase = Phase::Done;

@@ -56,6 +56,10 @@ public:
     // next one. Every replica stops at the same layers in the same order, an empty slice too
     // (its sums are zeros). `slice` and `weights` must outlive the run.
     void start(const PassContext &ctx, std::span<const float> weights, const BatchSlice &slice, float scale, bool backward, bool updateMetrics);
+    // Forward only, without losses or metrics (a model built for predictions may lack targets,
+    // ModelBuildOptions::targetsOptional); the outputs are then activation(output.node).
+    // ctx.training should be false: inference, as Keras's predict.
+    SliceResult predict(const PassContext &ctx, std::span<const float> weights, const BatchSlice &slice);
     bool waiting() const { return m_waiting; }
     std::span<const double> localSums() const { return m_sums; }
     void resume(std::span<const double> globalSums);
@@ -95,6 +99,7 @@ private:
     const BatchSlice *m_slice = nullptr;
     float m_scale = 0;
     bool m_backward = false, m_updateMetrics = false;
+    bool m_forwardOnly = false; // predict(): no losses
     enum class Phase { Forward, Backward, Done } m_phase = Phase::Done;
     std::size_t m_cursor = 0; // the node to run next (backward: counting down, one past it)
     bool m_waiting = false;

@@ -10,7 +10,7 @@ namespace {
 // The parameter that lists a source's files, for the sources that have file lists.
 const char *fileParameter(const std::string &op)
 {
-    if (op == "from_tfrecord" || op == "from_csv")
+    if (op == "from_tfrecord" || op == "from_csv" || op == "from_parquet")
         return "filenames";
     if (op == "from_npz")
         return "path";
