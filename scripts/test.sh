@@ -6,6 +6,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 bash "$root/scripts/setup-debian.sh"
+# Independent readers the tests compare with that Debian lacks (safetensors), into .deps/python.
+bash "$root/scripts/fetch-python-test-deps.sh"
 bash "$root/scripts/build.sh" sanitize
 
 # Leak checking stays on for our code; Qt's and oneTBB's process-lifetime singletons are not leaks.

@@ -27,7 +27,12 @@ std::optional<Project> loadProjectArgument(const QCommandLineParser &parser, con
                                                                                                std::to_string(positional.size()));
         return std::nullopt;
     }
-    auto project = Project::load(positional[0].toStdString());
+    return loadProject(parser, positional[0]);
+}
+
+std::optional<Project> loadProject(const QCommandLineParser &parser, const QString &path)
+{
+    auto project = Project::load(path.toStdString());
     if (!project.ok()) {
         printError(project.error());
         return std::nullopt;

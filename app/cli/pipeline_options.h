@@ -19,6 +19,8 @@ void addSetOption(QCommandLineParser &parser);
 // The project (first positional argument), with the --set overrides applied where the command
 // takes them, or, after printing why, nothing.
 std::optional<Project> loadProjectArgument(const QCommandLineParser &parser, const char *command);
+// The same for a project file named otherwise (an option's value).
+std::optional<Project> loadProject(const QCommandLineParser &parser, const QString &path);
 std::optional<pipeline::PipelineOptions> pipelineOptions(const QCommandLineParser &parser);
 // Builds the pipeline; prints the error (naming node and parameter) and returns nothing on failure.
 std::unique_ptr<pipeline::Pipeline> buildPipeline(const Project &project, const pipeline::PipelineOptions &options);

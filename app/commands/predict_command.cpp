@@ -7,6 +7,7 @@
 
 #include "cli/cli_support.h"
 #include "cli/pipeline_options.h"
+#include "cli/weights_argument.h"
 #include "io/npy_writer.h"
 #include "train/batch_slicer.h"
 #include "train/replica.h"
@@ -20,15 +21,6 @@
 
 namespace sluice::commands {
 namespace {
-
-// A weights.npz, or a run folder (sluice run --out) that holds one.
-std::string weightsPath(const QString &value)
-{
-    const QFileInfo info(value);
-    if (info.isDir())
-        return QDir(value).filePath("weights.npz").toStdString();
-    return value.toStdString();
-}
 
 // An output's file name: its name, with path separators replaced.
 std::string fileNameFor(std::string name)
@@ -102,7 +94,7 @@ int predict(const QStringList &arguments)
     }
     const train::Model &m = **model;
     std::vector<float> weights(m.parameterCount());
-    if (auto s = m.loadWeights(weightsPath(parser.value("weights")), weights); !s.ok()) {
+    if (auto s = m.loadWeights(cli::weightsFile(parser.value("weights")), weights); !s.ok()) {
         cli::printError(s.error());
         return cli::BadInput;
     }

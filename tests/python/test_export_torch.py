@@ -1,0 +1,206 @@
+"""sluice export --format safetensors: the weights file and the generated model.py. For each layer
+family a small model is trained with `sluice run`, exported, and predicted with `sluice predict`;
+the generated torch.nn.Module, loaded from the exported file, must predict the same (1e-5
+relative to the outputs' scale). Where the safetensors package is importable, its reader must
+give back exactly the weights of weights.npz."""
+import importlib.util
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+ROWS = 96
+
+
+def write_features(folder, features):
+    for name, values in features.items():
+        np.save(folder / f"{name}.npy", values.astype(np.float32))
+
+
+def project(folder, features, model, epochs=2):
+    document = {
+        "format": "sluice-project", "version": 1, "name": "export-" + folder.name,
+        "pipeline": {
+            # No shuffle: sluice predict then gives the rows in file order.
+            "nodes": [{"id": "arrays", "op": "from_npy", "params": {"features": {n: f"{n}.npy" for n in features}}},
+                      {"id": "batch", "op": "batch", "params": {"batch_size": 32}}],
+            "edges": [["arrays", "batch"]]},
+        "model": model,
+        "training": {"epochs": epochs, "seed": 7, "threads": 2, "optimizer": {"type": "adam", "learning_rate": 0.01},
+                     "checkpoint": {"every_epoch": False}},
+    }
+    path = folder / "p.sluice"
+    path.write_text(json.dumps(document))
+    return path
+
+
+def run(sluice_exe, *args):
+    done = subprocess.run([sluice_exe, *map(str, args)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def import_model_py(path):
+    spec = importlib.util.spec_from_file_location(f"exported_{abs(hash(str(path)))}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def export_and_compare(tmp_path, sluice_exe, features, model):
+    write_features(tmp_path, features)
+    p = project(tmp_path, features, model)
+    run(sluice_exe, "run", p, "--out", tmp_path / "run")
+    out = tmp_path / "export" / "weights.safetensors"
+    run(sluice_exe, "export", tmp_path / "run", "--project", p, "--format", "safetensors", "--out", out)
+    run(sluice_exe, "predict", p, "--weights", tmp_path / "run", "--out", tmp_path / "pred")
+
+    exported = import_model_py(tmp_path / "export" / "model.py")
+    module = exported.load()  # the file beside model.py
+    assert not module.training
+    args = [torch.from_numpy(features[name].astype(np.float32)) for name in (i["feature"] for i in model["inputs"])]
+    with torch.no_grad():
+        got = module(*args)
+    got = got if isinstance(got, tuple) else (got,)
+    assert len(got) == len(model["outputs"]) == len(exported.OUTPUTS)
+    for output, tensor in zip(model["outputs"], got):
+        expected = np.load(tmp_path / "pred" / f"{output['name']}.npy")
+        actual = tensor.numpy()
+        assert actual.shape == expected.shape, output["name"]
+        scale = max(1.0, float(np.abs(expected).max()))
+        assert float(np.abs(actual - expected).max()) <= 1e-5 * scale, output["name"]
+
+    # The file itself: every weight of weights.npz, by name, in Sluice's layout.
+    npz = np.load(tmp_path / "run" / "weights.npz")
+    read = exported.read_safetensors(out)
+    assert sorted(read) == sorted(npz.files)
+    for name in npz.files:
+        np.testing.assert_array_equal(read[name].numpy(), npz[name])
+    try:
+        from safetensors.numpy import load_file
+    except ImportError:
+        return
+    official = load_file(str(out))
+    assert sorted(official) == sorted(npz.files)
+    for name in npz.files:
+        np.testing.assert_array_equal(official[name], npz[name])
+
+
+def test_dense_branches_normalisation_and_two_outputs(tmp_path, sluice_exe):
+    rng = np.random.default_rng(1)
+    features = {"a": rng.normal(size=(ROWS, 6)), "b": rng.normal(size=(ROWS, 4)),
+                "y1": rng.normal(size=(ROWS, 5)), "y2": rng.uniform(size=(ROWS, 3))}
+    model = {
+        "inputs": [{"name": "a", "feature": "a"}, {"name": "b", "feature": "b"}],
+        "layers": [
+            {"class_name": "Dense", "name": "a.enc", "inputs": ["a"], "units": 8, "activation": "relu"},
+            {"class_name": "LayerNormalization", "name": "a_norm"},
+            {"class_name": "Dense", "name": "b_enc", "inputs": ["b"], "units": 8, "activation": "gelu", "use_bias": False},
+            {"class_name": "Concatenate", "name": "joined", "inputs": ["a_norm", "b_enc"]},
+            {"class_name": "BatchNormalization", "name": "bn"},
+            {"class_name": "Dropout", "name": "drop", "rate": 0.25},
+            {"class_name": "Dense", "name": "y1_head", "inputs": ["drop"], "units": 5, "activation": "tanh"},
+            {"class_name": "Dense", "name": "keys", "inputs": ["joined"], "units": 3},
+            {"class_name": "Activation", "name": "y2_soft", "activation": "softmax"},
+        ],
+        "outputs": [{"name": "y1", "layer": "y1_head", "target": "y1", "loss": "mse"},
+                    {"name": "y2", "layer": "y2_soft", "target": "y2", "loss": "mse"}],
+    }
+    export_and_compare(tmp_path, sluice_exe, features, model)
+
+
+def test_recurrent_layers(tmp_path, sluice_exe):
+    rng = np.random.default_rng(2)
+    features = {"s": rng.normal(size=(ROWS, 7, 3)), "y": rng.normal(size=(ROWS, 3, 2))}
+    model = {
+        "inputs": [{"name": "s", "feature": "s"}],
+        "layers": [
+            {"class_name": "GRU", "name": "gru1", "units": 5, "return_sequences": True},
+            {"class_name": "LSTM", "name": "lstm", "units": 4},
+            {"class_name": "RepeatVector", "name": "repeat", "n": 3},
+            {"class_name": "GRU", "name": "gru2", "units": 6, "return_sequences": True, "use_bias": False},
+            {"class_name": "TimeDistributed", "name": "td", "layer": {"class_name": "Dense", "units": 2}},
+            {"class_name": "Flatten", "name": "flat"},
+            {"class_name": "Reshape", "name": "back", "target_shape": [3, 2]},
+        ],
+        "outputs": [{"name": "y", "layer": "back", "target": "y", "loss": "mse"}],
+    }
+    export_and_compare(tmp_path, sluice_exe, features, model)
+
+
+def test_convolutions_and_pooling_with_same_padding(tmp_path, sluice_exe):
+    rng = np.random.default_rng(3)
+    features = {"img": rng.normal(size=(ROWS, 9, 9, 2)), "seq": rng.normal(size=(ROWS, 11, 3)),
+                "y": rng.normal(size=(ROWS, 1))}
+    model = {
+        "inputs": [{"name": "img", "feature": "img"}, {"name": "seq", "feature": "seq"}],
+        "layers": [
+            # TensorFlow's "same" pads after more than before where the sum is odd (AveragePooling2D here: 0 and 1).
+            {"class_name": "Conv2D", "name": "c1", "inputs": ["img"], "filters": 4, "kernel_size": 3, "strides": 2,
+             "padding": "same", "activation": "relu"},
+            {"class_name": "MaxPooling2D", "name": "mp", "pool_size": 2, "strides": 1, "padding": "same"},
+            {"class_name": "AveragePooling2D", "name": "ap", "pool_size": 3, "strides": 2, "padding": "same"},
+            {"class_name": "Conv2D", "name": "c2", "filters": 3, "kernel_size": [2, 1], "padding": "valid"},
+            {"class_name": "GlobalAveragePooling2D", "name": "gap"},
+            {"class_name": "Conv1D", "name": "c3", "inputs": ["seq"], "filters": 4, "kernel_size": 3, "strides": 2,
+             "padding": "same", "activation": "sigmoid"},
+            {"class_name": "Conv1D", "name": "c4", "filters": 2, "kernel_size": 2, "dilation_rate": 2},
+            {"class_name": "MaxPooling1D", "name": "mp1", "pool_size": 2, "padding": "same"},
+            {"class_name": "AveragePooling1D", "name": "ap1", "pool_size": 2, "strides": 1, "padding": "same"},
+            {"class_name": "GlobalMaxPooling1D", "name": "gmp", "keepdims": True},
+            {"class_name": "Flatten", "name": "flat"},
+            {"class_name": "Concatenate", "name": "both", "inputs": ["gap", "flat"]},
+            {"class_name": "Dense", "name": "out", "units": 1},
+        ],
+        "outputs": [{"name": "y", "layer": "out", "target": "y", "loss": "mse"}],
+    }
+    export_and_compare(tmp_path, sluice_exe, features, model)
+
+
+def test_embedding(tmp_path, sluice_exe):
+    rng = np.random.default_rng(4)
+    features = {"ids": rng.integers(0, 50, size=(ROWS, 4)), "y": rng.normal(size=(ROWS, 1))}
+    model = {
+        "inputs": [{"name": "ids", "feature": "ids"}],
+        "layers": [{"class_name": "Embedding", "name": "emb", "input_dim": 50, "output_dim": 3},
+                   {"class_name": "Flatten", "name": "flat"},
+                   {"class_name": "Dense", "name": "out", "units": 1}],
+        "outputs": [{"name": "y", "layer": "out", "target": "y", "loss": "mse"}],
+    }
+    export_and_compare(tmp_path, sluice_exe, features, model)
+
+
+def test_bad_input_exits_2_naming_the_problem(tmp_path, sluice_exe):
+    rng = np.random.default_rng(5)
+    features = {"x": rng.normal(size=(ROWS, 8, 1)), "y": rng.normal(size=(ROWS, 2))}
+    model = {"inputs": [{"name": "x", "feature": "x"}],
+             "layers": [{"class_name": "GRU", "name": "g", "units": 2, "activation": "sigmoid"}],
+             "outputs": [{"name": "y", "layer": "g", "target": "y", "loss": "mse"}]}
+    write_features(tmp_path, features)
+    p = project(tmp_path, features, model, epochs=1)
+    run(sluice_exe, "run", p, "--out", tmp_path / "run")
+
+    def refused(*args):
+        done = subprocess.run([sluice_exe, "export", *map(str, args)], capture_output=True, text=True)
+        assert done.returncode == 2, done.stderr
+        return done.stderr
+
+    out = tmp_path / "e" / "m.safetensors"
+    assert "activation" in refused(tmp_path / "run", "--project", p, "--format", "safetensors", "--out", out)
+    assert "onnx export is not in this version" in refused(tmp_path / "run", "--project", p, "--format", "onnx", "--out", out)
+    assert "unknown format" in refused(tmp_path / "run", "--project", p, "--format", "pt", "--out", out)
+    assert "--project" in refused(tmp_path / "run", "--format", "safetensors", "--out", out)
+    assert "nothing.npz: no such file" in refused(tmp_path / "nothing.npz", "--project", p, "--format", "safetensors", "--out", out)
+    assert not out.exists()
+    # A model.py the user wrote is never overwritten.
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "model.py").write_text("print('my own code')\n")
+    ok_model = dict(model, layers=[{"class_name": "GRU", "name": "g", "units": 2}])
+    p2 = project(tmp_path, features, ok_model, epochs=1)
+    run(sluice_exe, "run", p2, "--out", tmp_path / "run2")
+    assert "not written by sluice export" in refused(tmp_path / "run2", "--project", p2, "--format", "safetensors",
+                                                     "--out", tmp_path / "mine" / "w.safetensors")
+    assert (tmp_path / "mine" / "model.py").read_text() == "print('my own code')\n"
