@@ -7,8 +7,9 @@
 // (train/prefetch.h, train/huge_pages.h); no gradient table, no sorting, no reduction is timed.
 //
 // The difference between N = 10 k (tables in the caches) and N = 1 M rows (each row a miss in
-// DRAM) is what any implementation must pay on this machine for the larger table; set against
-// the whole step of `sluice bench train` it tells whether a step can cost "within 10%".
+// DRAM) estimates what the larger table costs on this machine before anything else a step does
+// (the same prefetching and huge pages as Sluice's step; better code could shave some of it);
+// set against the whole step of `sluice bench train` it tells how far "within 10%" is.
 // One JSON line per table size on stdout.
 //
 //   sluice_embedding_floor_bench [--rows 10000,1000000] [--ids 8192] [--dim 32] [--steps 200] [--threads 2] [--runs 5]

@@ -6,6 +6,8 @@
 # without it (Keras's semantics) the whole table is updated every step (10 k and 1 M rows). Against
 # PyTorch's nn.Embedding(sparse=True) + SparseAdam and dense Adam (bench/peers/torch_embedding_train.py),
 # from a PyPI wheel and from Debian's python3-torch, RUNS times each in turn; raw JSON lines to OUT.
+# Each run also times the rows' gather and sparse Adam alone (sluice_embedding_floor_bench): an
+# estimate of what a table of that size costs on this machine before the rest of the step.
 # Ids uniform over the table (every used row a cache miss: the hard case) and, for 10 k, 1 M and
 # 16 M rows with sparse updates, with Zipf-like popularity of exponent --zipf (default 0.9, the
 # items' exponent of `sluice gen interactions`), as real interaction logs have.
@@ -14,7 +16,7 @@
 #   --peer-python: an interpreter with PyTorch from PyPI (default python3); Debian's is /usr/bin/python3.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-[[ $# -ge 2 ]] || { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[[ $# -ge 2 ]] || { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 build=$(cd "$1" && pwd) out=$2
 shift 2
 runs=5 threads=2 steps=50 batch=1024 zipf=0.9 peer_python=python3
@@ -45,6 +47,9 @@ m["layers"][0]["sparse_updates"] = sys.argv[3] == "true"; json.dump(m, open(sys.
         "$build/bin/sluice" bench train --model "$model" --ids "$rows" --input-shape 8 --widths 8,1 \
             --loss mse --batch "$batch" --steps "$steps" --threads "$threads" --json >>"$out"
     done
+    # The rows' gather and sparse Adam alone (bench/embedding_floor_bench.cpp).
+    "$build/bench/sluice_embedding_floor_bench" --rows 10000,100000,1000000,4000000,16000000 --ids $((batch * 8)) --dim 32 \
+        --threads "$threads" --runs 1 >>"$out"
     for rows in 10000 1000000 16000000; do
         "$build/bin/sluice" bench train --model "$models/embedding-$rows-true.json" --ids "$rows" --ids-zipf "$zipf" --input-shape 8 \
             --widths 8,1 --loss mse --batch "$batch" --steps "$steps" --threads "$threads" --json >>"$out"
@@ -64,7 +69,9 @@ from collections import defaultdict
 groups = defaultdict(list)
 for line in open(sys.argv[1]):
     r = json.loads(line)
-    if r["tool"] == "sluice":
+    if r.get("benchmark") == "embedding_floor":
+        key = ("floor: gather + sparse Adam alone", "sparse", 0, r["rows"])
+    elif r["tool"] == "sluice":
         _, rows, sparse = r["model"][: -len(".json")].split("-")
         key = ("Sluice", "sparse_updates" if sparse == "true" else "dense (Keras)", r.get("ids_zipf", 0), int(rows))
     else:
