@@ -5,46 +5,14 @@
 // predict` builds it, against the project's pipeline, so the data must be where the project says.
 #include "commands/commands.h"
 
+#include "bridge/model_export.h"
 #include "cli/cli_support.h"
 #include "cli/pipeline_options.h"
 #include "cli/weights_argument.h"
-#include "io/atomic_file.h"
-#include "io/safetensors_writer.h"
-#include "train/model.h"
-#include "train/torch_export.h"
-
-#include <QDir>
-#include <QFile>
-#include <QFileInfo>
 
 #include <cstdio>
 
 namespace sluice::commands {
-namespace {
-
-// True when `path` is missing or was written by sluice export (its first line says so): only
-// those are overwritten, so that a user's own model.py is never lost.
-bool mayOverwrite(const QString &path)
-{
-    QFile file(path);
-    if (!file.exists())
-        return true;
-    if (!file.open(QIODevice::ReadOnly))
-        return false;
-    return file.readLine().startsWith(train::kTorchExportMarker);
-}
-
-Status writeText(const std::string &path, const std::string &text)
-{
-    auto file = AtomicFile::create(path);
-    if (!file)
-        return file.error();
-    if (auto s = file->write(text); !s.ok())
-        return s;
-    return file->commit();
-}
-
-} // namespace
 
 int exportModel(const QStringList &arguments)
 {
@@ -89,60 +57,13 @@ int exportModel(const QStringList &arguments)
     auto project = cli::loadProject(parser, parser.value("project"));
     if (!project)
         return cli::BadInput;
-    if (project->model.is_null() || project->model.empty()) {
-        cli::printError("--project", "has no model to export (a \"model\" section)");
-        return cli::BadInput;
+    auto done = bridge::exportSafetensors(*project, cli::weightsFile(positional[0]), parser.value("out").toStdString());
+    if (!done) {
+        cli::printError(done.error());
+        return done.error().kind == Error::Kind::Failed ? cli::RunFailed : cli::BadInput;
     }
-    // Only the pipeline's element spec is needed (the model's input shapes): nothing is read.
-    auto pipe = cli::buildPipeline(*project, pipeline::PipelineOptions{});
-    if (!pipe)
-        return cli::BadInput;
-    auto model = train::Model::build(project->model, pipe->elementSpec(), train::ModelBuildOptions{true});
-    if (!model) {
-        cli::printError(model.error());
-        return cli::BadInput;
-    }
-    const train::Model &m = **model;
-    std::vector<float> weights(m.parameterCount());
-    if (auto s = m.loadWeights(cli::weightsFile(positional[0]), weights); !s.ok()) {
-        cli::printError(s.error());
-        return cli::BadInput;
-    }
-
-    const QFileInfo out(parser.value("out"));
-    const QString folder = out.absolutePath(), modelPy = QDir(folder).filePath("model.py");
-    train::TorchExportOptions torch;
-    torch.weightsFile = out.fileName().toStdString();
-    torch.modelName = project->name;
-    torch.sluiceVersion = SLUICE_VERSION;
-    auto source = train::torchModelSource(m, torch);
-    if (!source) {
-        cli::printError(source.error());
-        return cli::BadInput;
-    }
-    if (!QDir().mkpath(folder)) {
-        cli::printError(folder.toStdString(), "cannot create the folder");
-        return cli::BadInput;
-    }
-    if (!mayOverwrite(modelPy)) {
-        cli::printError(modelPy.toStdString(), "exists and was not written by sluice export: move it away, or export into another folder");
-        return cli::BadInput;
-    }
-    std::vector<SafetensorsTensor> tensors;
-    for (const auto &p : m.parameters())
-        tensors.push_back({p.name, p.shape, std::span<const float>(weights).subspan(p.offset, p.count)});
-    const std::map<std::string, std::string> metadata{{"format", "sluice"}, {"sluice_version", SLUICE_VERSION}, {"model", project->name},
-                                                      {"layout", "Sluice/Keras layouts; model.py maps them to PyTorch's"}};
-    if (auto s = writeSafetensors(out.absoluteFilePath().toStdString(), tensors, metadata); !s.ok()) {
-        cli::printError(s.error());
-        return cli::RunFailed;
-    }
-    if (auto s = writeText(modelPy.toStdString(), *source); !s.ok()) {
-        cli::printError(s.error());
-        return cli::RunFailed;
-    }
-    std::printf("%zu weights (%zu floats) -> %s\nPyTorch module -> %s\n", m.parameters().size(), m.parameterCount(),
-                out.absoluteFilePath().toStdString().c_str(), modelPy.toStdString().c_str());
+    std::printf("%zu weights (%zu floats) -> %s\nPyTorch module -> %s\n", done->arrays, done->floats, done->weightsFile.c_str(),
+                done->modelPy.c_str());
     return cli::Success;
 }
 

@@ -82,6 +82,9 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     m_adviceJob = new bridge::AdviceTrialJob(this);
     connect(m_adviceJob, &bridge::AdviceTrialJob::finished, this, &MainWindow::onAdviceTried);
     connect(m_adviceJob, &bridge::AdviceTrialJob::failed, this, &MainWindow::onAdviceFailed);
+    m_exportJob = new bridge::ModelExportJob(this);
+    connect(m_exportJob, &bridge::ModelExportJob::finished, this, &MainWindow::onModelExported);
+    connect(m_exportJob, &bridge::ModelExportJob::failed, this, &MainWindow::onModelExportFailed);
     connect(m_previewJob, &bridge::PreviewJob::ready, this, [this](quint64, const pipeline::StagePreview &p) { m_preview->showPreview(p); });
     connect(m_previewJob, &bridge::PreviewJob::failed, this, [this](quint64, const QString &message) { m_preview->showError(message); });
     m_validator = new widgets::ProjectValidator(this);

@@ -14,6 +14,7 @@
 // Threading: GUI thread only.
 
 #include "bridge/advice_trial_job.h"
+#include "bridge/model_export_job.h"
 #include "bridge/preview_job.h"
 #include "bridge/run_session.h"
 #include "charts/project_runs.h"
@@ -101,11 +102,16 @@ public:
     bool hasFinishedRun() const { return m_finishedRuns > 0; }
     QString lastRunFolder() const { return m_lastRunFolder; }
     bridge::AdviceTrialJob *adviceJob() const { return m_adviceJob; }
+    bridge::ModelExportJob *exportJob() const { return m_exportJob; }
     UserGuide *userGuide() const; // once opened
     QJsonObject lastAdvice() const { return m_lastAdvice; }           // the last snapshot's "advice_change"
     QJsonObject lastAdviceTrial() const { return m_lastAdviceTrial; } // AdviceTrial::toJson() of the last trial
 
 public Q_SLOTS:
+    // Run ▸ Export Model: the shown run's model as safetensors + model.py for PyTorch, to `path`
+    // (exportModel() asks for it), built as the run's project built it (main_window_export.cpp).
+    void exportModel();
+    void exportModelTo(const QString &path);
     void newProject();
     void open();
     bool save();
@@ -144,6 +150,9 @@ private:
     void createActions();
     void createMenus();
     void updateActions();
+    bool canExportModel() const; // a finished run with weights is shown, and no export or run is going on
+    void onModelExported(const QString &weightsFile, const QString &modelPy);
+    void onModelExportFailed(const QString &message);
     void refreshIcons();
     void showAbout();
     void copySelection();
@@ -201,6 +210,7 @@ private:
     bridge::RunSession *m_session = nullptr;
     bridge::PreviewJob *m_previewJob = nullptr;
     bridge::AdviceTrialJob *m_adviceJob = nullptr;
+    bridge::ModelExportJob *m_exportJob = nullptr;
     QJsonObject m_lastAdvice, m_lastAdviceTrial;
     pipeline::PipelineSnapshot m_lastSnapshot; // the last run's latest statistics
     int m_lastAdviceThreads = 0;

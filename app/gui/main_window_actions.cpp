@@ -136,6 +136,9 @@ void MainWindow::createActions()
             &QAction::triggered, this, &MainWindow::previewSelected);
     connect(make(this, QStringLiteral("overlay"), tr("&Compare With Past Runs…"), QKeySequence(), tr("Overlay this project's past runs on the charts, or take them off")),
             &QAction::triggered, this, &MainWindow::overlayPastRun);
+    connect(make(this, QStringLiteral("exportModel"), tr("&Export Model…"), QKeySequence(),
+                 tr("Write the shown run's model as safetensors, with model.py: the same model for PyTorch")),
+            &QAction::triggered, this, &MainWindow::exportModel);
     connect(make(this, QStringLiteral("tryAdvice"), tr("&Try Advice"), QKeySequence(Qt::CTRL | Qt::Key_T),
                  tr("Measure the change the bottleneck's advice names (after a run whose advice is a parameter)")),
             &QAction::triggered, this, &MainWindow::tryAdvice);
@@ -198,7 +201,7 @@ void MainWindow::createMenus()
     }
 
     QMenu *run = menuBar()->addMenu(tr("&Run"));
-    for (const char *name : {"run", "pause", "stop", "", "preview", "tryAdvice", "", "overlay"})
+    for (const char *name : {"run", "pause", "stop", "", "preview", "tryAdvice", "", "overlay", "exportModel"})
         name[0] ? (void)run->addAction(action(QString::fromLatin1(name))) : (void)run->addSeparator();
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
@@ -228,6 +231,7 @@ void MainWindow::updateActions()
     action(QStringLiteral("stop"))->setEnabled(running);
     action(QStringLiteral("preview"))->setEnabled(oneSelected);
     action(QStringLiteral("tryAdvice"))->setEnabled(canTryAdvice());
+    action(QStringLiteral("exportModel"))->setEnabled(canExportModel());
 }
 
 UserGuide *MainWindow::userGuide() const { return m_userGuide; }
