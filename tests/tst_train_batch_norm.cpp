@@ -562,7 +562,10 @@ private Q_SLOTS:
         QTest::newRow("momentum text") << R"({"momentum": "high"})" << "momentum" << "bn: BatchNormalization parameter 'momentum': expected a number";
         QTest::newRow("epsilon 0") << R"({"epsilon": 0})" << "epsilon" << "bn: BatchNormalization parameter 'epsilon': expected a number greater than 0";
         QTest::newRow("two axes") << R"({"axis": [1, 2]})" << "axis" << "bn: BatchNormalization parameter 'axis': expected a single axis";
-        QTest::newRow("unknown key") << R"({"renorm": true})" << "renorm" << "bn: BatchNormalization parameter 'renorm': unknown key";
+        QTest::newRow("unknown key") << R"({"virtual_batch_size": 8})" << "virtual_batch_size"
+                                     << "bn: BatchNormalization parameter 'virtual_batch_size': unknown key";
+        QTest::newRow("renorm") << R"({"renorm": true})" << "renorm"
+                                << "bn: BatchNormalization parameter 'renorm': false only: batch renormalization is not supported, got true";
         QTest::newRow("unknown initializer") << R"({"gamma_initializer": "pi"})" << "gamma_initializer"
                                              << "bn: BatchNormalization parameter 'gamma_initializer': unknown initializer 'pi'";
     }

@@ -805,8 +805,8 @@ private Q_SLOTS:
                                 << "c: Conv2D parameter 'groups': only 1 is supported (grouped convolutions are not), got 2";
         QTest::newRow("unknown activation") << "Conv1D" << R"({"filters": 2, "kernel_size": 3, "activation": "swish"})"
                                             << "c: Conv1D parameter 'activation': ";
-        QTest::newRow("unknown key") << "Conv2D" << R"({"filters": 2, "kernel_size": 3, "kernel_regularizer": null})"
-                                     << "c: Conv2D parameter 'kernel_regularizer': unknown key for Conv2D; known keys: ";
+        QTest::newRow("unknown key") << "Conv2D" << R"({"filters": 2, "kernel_size": 3, "depth_multiplier": 1})"
+                                     << "c: Conv2D parameter 'depth_multiplier': unknown key for Conv2D; known keys: ";
         QTest::newRow("pool strides zero") << "MaxPooling2D" << R"({"strides": 0})" << "c: MaxPooling2D parameter 'strides': expected a whole number at least 1, got 0";
         QTest::newRow("pool_size of three") << "MaxPooling2D" << R"({"pool_size": [2, 2, 2]})"
                                             << "'pool_size': expected a whole number at least 1 or a list of 2 such numbers, got [2,2,2]";

@@ -1,6 +1,7 @@
 #include "train/layers/layer_config.h"
 
 #include "train/initializers.h"
+#include "train/layers/keras_config.h"
 
 #include <algorithm>
 
@@ -44,7 +45,12 @@ Result<json> flattenLayerConfig(const std::string &className, const std::string 
                 return Error::unsupported(layerName, className + " parameter 'dtype': only float32 is supported, got " + shortJson(value)).inLayer({}, "dtype");
             return Status::success();
         }
-        params[key] = value;
+        json copy = value;
+        auto keras = kerasKey(className, layerName, key, copy);
+        if (!keras)
+            return keras.error();
+        if (*keras == KerasKey::Keep)
+            params[key] = std::move(copy);
         return Status::success();
     };
     for (const auto &[key, value] : config.items()) {

@@ -26,7 +26,8 @@ struct LayerConfigFailure
 
 // The parameters of a layer's JSON as one object: the top-level keys plus those of a nested
 // Keras "config" object, without Keras's bookkeeping keys, which are checked and dropped
-// ("name"; "trainable", which must be true; "dtype", which must be float32).
+// ("name"; "trainable", which must be true; "dtype", which must be float32; the rest of what
+// Keras 3 writes: train/layers/keras_config.h).
 Result<nlohmann::json> flattenLayerConfig(const std::string &className, const std::string &layerName, const nlohmann::json &config);
 
 // A layer's parameters, read by a SpecReader; the first problem throws LayerConfigFailure with an
