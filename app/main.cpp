@@ -33,6 +33,7 @@ const std::map<QString, Command> &commandTable()
         {"preview", sluice::commands::preview},
         {"predict", sluice::commands::predict},
         {"export", sluice::commands::exportModel},
+        {"import", sluice::commands::importModel},
         {"ops", sluice::commands::ops},
         {"convert", sluice::commands::convert},
     };
@@ -55,6 +56,8 @@ void printUsage()
                "  sluice preview PROJECT [--node ID] [--out DIR]  what a stage emits (printed, or as .npz batches)\n"
                "  sluice predict PROJECT --weights W --out DIR [--node ID]\n"
                "                                              a model's outputs over a node's batches, as .npy\n"
+               "  sluice import MODEL [--weights W.h5] --into PROJECT [--replace]\n"
+               "                                              a Keras 3 model (.keras, or to_json + .weights.h5) into a project\n"
                "  sluice export WEIGHTS --project P --format safetensors --out FILE\n"
                "                                              a trained model as safetensors + model.py for PyTorch\n"
                "  sluice ops [--markdown]                     every pipeline op and its parameters\n"
@@ -162,7 +165,7 @@ int main(int argc, char **argv)
     }
     const auto it = commandTable().find(args[0]);
     if (it == commandTable().end()) {
-        sluice::cli::printError(args[0].toStdString(), "unknown command (known: inspect, gen, run, preview, predict, export, ops, convert, bench; see 'sluice --help')");
+        sluice::cli::printError(args[0].toStdString(), "unknown command (known: inspect, gen, run, preview, predict, import, export, ops, convert, bench; see 'sluice --help')");
         return sluice::cli::BadInput;
     }
     try {

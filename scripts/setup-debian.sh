@@ -8,6 +8,8 @@ packages=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
   # core
   libtbb-dev nlohmann-json3-dev zlib1g-dev libjpeg62-turbo-dev libpng-dev libopenblas-dev libopenmpi-dev openmpi-bin
+  # Keras model files (sluice import): their weights are HDF5
+  libhdf5-dev
   # the Python package (import sluice) and its pytest suite
   python3-dev pybind11-dev python3-pytest
   # GUI

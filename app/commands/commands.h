@@ -22,6 +22,8 @@ int preview(const QStringList &arguments);
 int predict(const QStringList &arguments); // predict_command.cpp: a model's outputs over a pipeline node
 // `sluice export`: a trained model as safetensors + a PyTorch model.py (export_command.cpp).
 int exportModel(const QStringList &arguments);
+// `sluice import`: a Keras 3 model into a project (import_command.cpp).
+int importModel(const QStringList &arguments);
 int ops(const QStringList &arguments);
 // `sluice convert`: datasets into save's sharded format (convert_command.cpp).
 int convert(const QStringList &arguments);
