@@ -55,7 +55,13 @@ struct KerasImport
     std::string source;                  // the file read
 };
 
-// config.json's document (or model.to_json()'s) as Sluice's model; errors name the layer and key.
+// The layer classes and losses Sluice has, by name (from the layer and loss registries; the
+// fuzz target over kerasModelConfig supplies its own lists).
+const std::vector<std::string> &kerasSupportedLayers();
+const std::vector<std::string> &kerasSupportedLosses();
+
+// config.json's document (or model.to_json()'s) as Sluice's model; errors name the layer and key
+// (train/keras_model_config.cpp).
 Result<KerasModelConfig> kerasModelConfig(const nlohmann::json &document);
 
 // `path`: a .keras archive, or a JSON file from model.to_json(); `weightsPath`: a .weights.h5

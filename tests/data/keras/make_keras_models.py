@@ -6,12 +6,13 @@ for tst_cli_import (sluice import, then sluice predict, must give Keras's output
   <model>.<input>.npy              16 rows of each input (float32; the Embedding's ids as whole numbers)
   <model>.<output>.npy             Keras's predictions for them (model.predict, inference mode)
   not_keras.h5                     an HDF5 file that is not Keras's (import must refuse it by name)
+  <model>.config.json              each archive's config.json (seeds of tests/fuzz/fuzz_keras_config)
 
 Weights are random (seeded), not trained, BatchNormalization's moving statistics too, so that
 every weight matters. Run with Keras 3 (pip install tensorflow-cpu): python3 make_keras_models.py
 """
-import json
 import os
+import zipfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import keras  # noqa: E402
@@ -100,6 +101,8 @@ for make in (mlp, two_branches, recurrent, conv, embedding):
     randomize(model)
     name = model.name
     model.save(os.path.join(HERE, f"{name}.keras"))
+    with zipfile.ZipFile(os.path.join(HERE, f"{name}.keras")) as archive, open(os.path.join(HERE, f"{name}.config.json"), "wb") as f:
+        f.write(archive.read("config.json"))
     arrays = [inputs[i.name].astype(np.float32) for i in model.inputs]
     for i, values in zip(model.inputs, arrays):
         np.save(os.path.join(HERE, f"{name}.{i.name}.npy"), values)
