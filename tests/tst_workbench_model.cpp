@@ -19,6 +19,8 @@
 #include "support/train_test_support.h"
 
 #include <QJsonDocument>
+#include <QSignalSpy>
+#include <QUndoStack>
 #include <QLabel>
 #include <QListView>
 #include <QPlainTextEdit>
@@ -45,6 +47,37 @@ private Q_SLOTS:
         nlohmann::json doc = trainingProject(mlpModel(), {{"epochs", 1}}, 8);
         doc["name"] = "mlp";
         writeFile(m_dir.filePath("mlp.sluice").toStdString(), doc.dump(2));
+    }
+
+    void importingAKerasModelIsOneUndoableEdit()
+    {
+        // A project over the inputs Keras predicted on and its predictions as the target
+        // (tests/data/keras), without a model yet.
+        const nlohmann::json doc = {
+            {"format", "sluice-project"},
+            {"version", 1},
+            {"name", "keras"},
+            {"pipeline",
+             {{"nodes", {{{"id", "arrays"}, {"op", "from_npy"}, {"params", {{"features", {{"x", dataFile("keras/mlp.x.npy")}, {"probs", dataFile("keras/mlp.probs.npy")}}}}}},
+                         {{"id", "batch"}, {"op", "batch"}, {"params", {{"batch_size", 4}}}}}},
+              {"edges", nlohmann::json::array({nlohmann::json::array({"arrays", "batch"})})}}}};
+        writeFile(m_dir.filePath("keras.sluice").toStdString(), doc.dump(2));
+        gui::MainWindow window;
+        window.show();
+        QVERIFY(window.openProject(m_dir.filePath("keras.sluice")));
+        QVERIFY(window.action("importKeras")->isEnabled());
+        QSignalSpy imported(window.importJob(), &bridge::ModelImportJob::finished);
+        window.importKerasModelFrom(QString::fromStdString(dataFile("keras/mlp.keras")), {}, false);
+        QVERIFY(imported.wait(60000));
+        const Project &project = window.document()->project();
+        QCOMPARE(project.model["layers"][0]["name"].get<std::string>(), std::string("hidden"));
+        QCOMPARE(project.training["initial_weights"].get<std::string>(), std::string("mlp.weights.npz"));
+        QVERIFY(QFile::exists(m_dir.filePath("mlp.weights.npz")));
+        // The model panel builds it against the pipeline: Dense 6->8, BatchNormalization 8, Dense 8->3.
+        QTRY_VERIFY_WITH_TIMEOUT(window.modelPanel()->summaryView()->toPlainText().contains("Total params: 115"), 20000);
+        window.document()->undoStack()->undo(); // one step takes the model and its weights setting back
+        QVERIFY(window.document()->project().model.is_null());
+        QVERIFY(window.document()->project().training.is_null());
     }
 
     void aBrokenShapeMarksTheLayerAtOnceAndClearsWhenFixed()

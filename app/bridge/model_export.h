@@ -1,5 +1,5 @@
 #pragma once
-// Exporting a trained model as safetensors + a PyTorch model.py (docs/export.md): what `sluice
+// Exporting a trained model as safetensors + a PyTorch model.py (docs/models.md): what `sluice
 // export` and the workbench's Run ▸ Export Model both do. The model is built against the
 // project's pipeline (its element spec: nothing is read), the weights read from a weights.npz,
 // then the two files written atomically beside each other. A model.py there that export did not

@@ -1,7 +1,7 @@
 // sluice export RUN_DIR|WEIGHTS --project P --format safetensors --out FILE: a trained model's
 // weights as a safetensors file, by "<layer>/<weight>" name in Sluice's (Keras's) layouts, and
 // beside it model.py, the equivalent torch.nn.Module with a load() that maps the weights to
-// PyTorch's layouts (train/torch_export.h; docs/export.md). The model is built as `sluice
+// PyTorch's layouts (train/torch_export.h; docs/models.md). The model is built as `sluice
 // predict` builds it, against the project's pipeline, so the data must be where the project says.
 #include "commands/commands.h"
 

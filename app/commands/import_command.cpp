@@ -5,77 +5,15 @@
 // refused before anything is written; the project is saved atomically.
 #include "commands/commands.h"
 
+#include "bridge/model_import.h"
 #include "cli/cli_support.h"
-#include "io/npz_writer.h"
-#include "pipeline/element.h"
-#include "pipeline/pipeline.h"
 #include "project/project.h"
-#include "train/keras_import.h"
-#include "train/model.h"
 
 #include <QCommandLineParser>
-#include <QDir>
-#include <QFileInfo>
 
 #include <cstdio>
-#include <set>
 
 namespace sluice::commands {
-namespace {
-
-using train::Shape;
-using train::shapeString;
-
-// The model built against Keras's input shapes (a batch of 1), or why not: weights that do not
-// fit the config are caught here, naming the weight. Unknown dimensions (null) skip the check.
-Status checkWeights(const train::KerasImport &imported)
-{
-    pipeline::ElementSpec spec;
-    const auto &inputs = imported.config.model["inputs"];
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-        Shape shape{1};
-        for (const auto &d : imported.config.inputShapes[i]) {
-            if (!d.is_number_integer())
-                return Status::success(); // built against the pipeline's shapes when it runs
-            shape.push_back(d.get<std::int64_t>());
-        }
-        spec.features.push_back({inputs[i]["feature"].get<std::string>(), pipeline::ValueType{}, shape});
-    }
-    auto model = train::Model::build(imported.config.model, spec, train::ModelBuildOptions{true});
-    if (!model)
-        return model.error();
-    std::set<std::string> given;
-    for (const auto &w : imported.weights) {
-        given.insert(w.name);
-        const auto &params = (*model)->parameters();
-        const auto it = std::find_if(params.begin(), params.end(), [&](const train::ParameterEntry &p) { return p.name == w.name; });
-        if (it == params.end())
-            return Error::corrupt(imported.source, "has weights " + w.name + ", which the model has not");
-        if (it->shape != Shape(w.shape.begin(), w.shape.end()))
-            return Error::corrupt(imported.source, "weights " + w.name + " have shape " + shapeString(Shape(w.shape.begin(), w.shape.end())) +
-                                                       ", the model needs " + shapeString(it->shape));
-    }
-    if (!imported.weights.empty())
-        for (const auto &p : (*model)->parameters())
-            if (!given.count(p.name))
-                return Error::corrupt(imported.source, "has no weights for " + p.name);
-    return Status::success();
-}
-
-Status writeWeights(const std::string &path, const std::vector<train::ImportedWeight> &weights)
-{
-    auto npz = NpzWriter::create(path);
-    if (!npz)
-        return npz.error();
-    for (const auto &w : weights) {
-        const std::vector<std::uint64_t> shape(w.shape.begin(), w.shape.end());
-        if (auto s = npz->add(w.name, TypeDescr{DType::Float32, nativeByteOrder()}, shape, std::as_bytes(std::span(w.values))); !s.ok())
-            return s;
-    }
-    return npz->finish();
-}
-
-} // namespace
 
 int importModel(const QStringList &arguments)
 {
@@ -115,58 +53,26 @@ int importModel(const QStringList &arguments)
         cli::printError(parser.value("into").toStdString(), "has a model already: --replace to replace it with the imported one");
         return cli::BadInput;
     }
-    auto imported = train::importKerasModel(positional[0].toStdString(), parser.value("weights").toStdString());
+    auto imported = bridge::importKerasModel(*project, positional[0].toStdString(), parser.value("weights").toStdString(), replace);
     if (!imported) {
         cli::printError(imported.error());
-        return cli::BadInput;
+        return imported.error().kind == Error::Kind::Failed ? cli::RunFailed : cli::BadInput;
     }
-    if (auto s = checkWeights(*imported); !s.ok()) {
-        cli::printError(s.error());
-        return cli::BadInput;
-    }
-
-    // Inputs and targets are bound to features of their names: say which the pipeline lacks.
-    std::vector<std::string> notes = imported->config.notes;
-    project->model = imported->config.model;
-    if (auto pipe = pipeline::Pipeline::build(*project, pipeline::PipelineOptions{}); pipe) {
-        const auto &features = (*pipe)->elementSpec();
-        for (const auto &input : project->model["inputs"])
-            if (!features.find(input["feature"].get<std::string>()))
-                notes.push_back("model input '" + input["name"].get<std::string>() + "': the pipeline has no feature of that name (it has " +
-                                features.names() + "); set the input's \"feature\"");
-        for (const auto &output : project->model["outputs"])
-            if (!features.find(output["target"].get<std::string>()))
-                notes.push_back("model output '" + output["name"].get<std::string>() + "': the pipeline has no target feature '" +
-                                output["target"].get<std::string>() + "'; set the output's \"target\" before training");
-    }
-
-    if (!imported->weights.empty()) {
-        const QString weightsName = QFileInfo(positional[0]).completeBaseName() + ".weights.npz";
-        const QString weightsPath = QDir(QString::fromStdString(project->folder())).filePath(weightsName);
-        if (QFileInfo::exists(weightsPath) && !replace) {
-            cli::printError(weightsPath.toStdString(), "exists: --replace to overwrite it");
-            return cli::BadInput;
-        }
-        if (auto s = writeWeights(weightsPath.toStdString(), imported->weights); !s.ok()) {
-            cli::printError(s.error());
-            return cli::RunFailed;
-        }
+    project->model = imported->model;
+    if (!imported->initialWeights.empty()) {
         if (project->training.is_null())
             project->training = nlohmann::json::object();
-        project->training["initial_weights"] = weightsName.toStdString();
+        project->training["initial_weights"] = imported->initialWeights;
     }
     if (auto s = project->save(project->path()); !s.ok()) {
         cli::printError(s.error());
         return cli::RunFailed;
     }
-    for (const auto &note : notes)
+    for (const auto &note : imported->notes)
         std::fprintf(stderr, "sluice: note: %s\n", note.c_str());
-    std::size_t floats = 0;
-    for (const auto &w : imported->weights)
-        floats += w.values.size();
-    std::printf("%zu layers, %zu weights (%zu floats) from %s -> %s%s\n", project->model["layers"].size(), imported->weights.size(), floats,
+    std::printf("%zu layers, %zu weights (%zu floats) from %s -> %s%s\n", imported->layers, imported->arrays, imported->floats,
                 positional[0].toStdString().c_str(), project->path().c_str(),
-                imported->weights.empty() ? " (no weights: the model starts from its initializers)" : "");
+                imported->initialWeights.empty() ? " (no weights: the model starts from its initializers)" : "");
     return cli::Success;
 }
 

@@ -85,6 +85,9 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     m_exportJob = new bridge::ModelExportJob(this);
     connect(m_exportJob, &bridge::ModelExportJob::finished, this, &MainWindow::onModelExported);
     connect(m_exportJob, &bridge::ModelExportJob::failed, this, &MainWindow::onModelExportFailed);
+    m_importJob = new bridge::ModelImportJob(this);
+    connect(m_importJob, &bridge::ModelImportJob::finished, this, &MainWindow::onModelImported);
+    connect(m_importJob, &bridge::ModelImportJob::failed, this, &MainWindow::onModelImportFailed);
     connect(m_previewJob, &bridge::PreviewJob::ready, this, [this](quint64, const pipeline::StagePreview &p) { m_preview->showPreview(p); });
     connect(m_previewJob, &bridge::PreviewJob::failed, this, [this](quint64, const QString &message) { m_preview->showError(message); });
     m_validator = new widgets::ProjectValidator(this);

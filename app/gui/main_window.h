@@ -15,6 +15,7 @@
 
 #include "bridge/advice_trial_job.h"
 #include "bridge/model_export_job.h"
+#include "bridge/model_import_job.h"
 #include "bridge/preview_job.h"
 #include "bridge/run_session.h"
 #include "charts/project_runs.h"
@@ -103,6 +104,7 @@ public:
     QString lastRunFolder() const { return m_lastRunFolder; }
     bridge::AdviceTrialJob *adviceJob() const { return m_adviceJob; }
     bridge::ModelExportJob *exportJob() const { return m_exportJob; }
+    bridge::ModelImportJob *importJob() const { return m_importJob; }
     UserGuide *userGuide() const; // once opened
     QJsonObject lastAdvice() const { return m_lastAdvice; }           // the last snapshot's "advice_change"
     QJsonObject lastAdviceTrial() const { return m_lastAdviceTrial; } // AdviceTrial::toJson() of the last trial
@@ -112,6 +114,10 @@ public Q_SLOTS:
     // (exportModel() asks for it), built as the run's project built it (main_window_export.cpp).
     void exportModel();
     void exportModelTo(const QString &path);
+    // File ▸ Import Keras Model: asks for the model (and a .weights.h5 for a to_json() file), then
+    // importKerasModelFrom; the result becomes the project's model and initial weights, one undoable edit.
+    void importKerasModel();
+    void importKerasModelFrom(const QString &modelFile, const QString &weightsH5, bool replace);
     void newProject();
     void open();
     bool save();
@@ -153,6 +159,8 @@ private:
     bool canExportModel() const; // a finished run with weights is shown, and no export or run is going on
     void onModelExported(const QString &weightsFile, const QString &modelPy);
     void onModelExportFailed(const QString &message);
+    void onModelImported(const QJsonObject &model, const QString &initialWeights, const QStringList &notes, const QString &summary);
+    void onModelImportFailed(const QString &message);
     void refreshIcons();
     void showAbout();
     void copySelection();
@@ -211,6 +219,7 @@ private:
     bridge::PreviewJob *m_previewJob = nullptr;
     bridge::AdviceTrialJob *m_adviceJob = nullptr;
     bridge::ModelExportJob *m_exportJob = nullptr;
+    bridge::ModelImportJob *m_importJob = nullptr;
     QJsonObject m_lastAdvice, m_lastAdviceTrial;
     pipeline::PipelineSnapshot m_lastSnapshot; // the last run's latest statistics
     int m_lastAdviceThreads = 0;

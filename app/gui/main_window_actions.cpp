@@ -136,6 +136,9 @@ void MainWindow::createActions()
             &QAction::triggered, this, &MainWindow::previewSelected);
     connect(make(this, QStringLiteral("overlay"), tr("&Compare With Past Runs…"), QKeySequence(), tr("Overlay this project's past runs on the charts, or take them off")),
             &QAction::triggered, this, &MainWindow::overlayPastRun);
+    connect(make(this, QStringLiteral("importKeras"), tr("&Import Keras Model…"), QKeySequence(),
+                 tr("Make a Keras 3 model (.keras, or to_json + .weights.h5) the project's model, its weights the initial ones")),
+            &QAction::triggered, this, &MainWindow::importKerasModel);
     connect(make(this, QStringLiteral("exportModel"), tr("&Export Model…"), QKeySequence(),
                  tr("Write the shown run's model as safetensors, with model.py: the same model for PyTorch")),
             &QAction::triggered, this, &MainWindow::exportModel);
@@ -170,6 +173,8 @@ void MainWindow::createMenus()
     file->addAction(action(QStringLiteral("save")));
     file->addAction(action(QStringLiteral("saveAs")));
     file->addAction(action(QStringLiteral("close")));
+    file->addSeparator();
+    file->addAction(action(QStringLiteral("importKeras")));
     file->addSeparator();
     file->addAction(action(QStringLiteral("quit")));
 
@@ -232,6 +237,7 @@ void MainWindow::updateActions()
     action(QStringLiteral("preview"))->setEnabled(oneSelected);
     action(QStringLiteral("tryAdvice"))->setEnabled(canTryAdvice());
     action(QStringLiteral("exportModel"))->setEnabled(canExportModel());
+    action(QStringLiteral("importKeras"))->setEnabled(open && !running && !m_importJob->isRunning());
 }
 
 UserGuide *MainWindow::userGuide() const { return m_userGuide; }

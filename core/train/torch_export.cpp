@@ -389,7 +389,7 @@ private:
            << "Inputs, in this order:\n" << inputs
            << "Outputs: " << outputNames << (m_model.outputs().size() == 1 ? " (one tensor)" : " (a tuple, in this order)") << ".\n"
            << "Tensors are channels-last ([batch, ..., channels]) as in Sluice and Keras. The safetensors file keeps\n"
-           << "Sluice's names and layouts (\"<layer>/<weight>\"); load() maps them to PyTorch's (see docs/export.md).\n"
+           << "Sluice's names and layouts (\"<layer>/<weight>\"); load() maps them to PyTorch's (see docs/models.md).\n"
            << "\"\"\"\n"
            << "import json\nimport os\nimport struct\n\nimport numpy as np\nimport torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n"
            << "WEIGHTS_FILE = " << pyString(options.weightsFile) << "\n"

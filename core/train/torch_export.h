@@ -4,7 +4,7 @@
 // the safetensors file `sluice export --format safetensors` writes beside it.
 //
 // The safetensors file keeps Sluice's (Keras's) names and layouts, "<layer>/<weight>"; model.py
-// holds the mapping to PyTorch's layouts, which docs/export.md tabulates:
+// holds the mapping to PyTorch's layouts, which docs/models.md tabulates:
 //   Dense / TimeDistributed(Dense)  kernel [in, units]          -> nn.Linear.weight = kernel.T
 //   Conv1D / Conv2D                 kernel [k..., in, filters]  -> weight permuted to [filters, in, k...]
 //   GRU (reset_after)               gates z, r, h               -> nn.GRU's r, z, n; bias rows -> bias_ih, bias_hh
