@@ -124,7 +124,7 @@ private Q_SLOTS:
         const QMap<QString, QString> editorByType{
             {"int", "NumberEditor"}, {"int|AUTOTUNE", "NumberEditor"}, {"int|null", "NumberEditor"}, {"number", "NumberEditor"},
             {"bool", "BoolEditor"}, {"dtype", "ChoiceEditor"}, {"feature", "ChoiceEditor"}, {"feature|list", "MultiChoiceEditor"},
-            {"string", "LineEditor"}, {"path", "PathEditor"}, {"path|glob|list", "PathEditor"}, {"list", "LineEditor"},
+            {"string", "LineEditor"}, {"string|list", "LineEditor"}, {"path", "PathEditor"}, {"path|glob|list", "PathEditor"}, {"list", "LineEditor"},
             {"object", "LineEditor"}, {"object|list", "LineEditor"}, {"shape", "LineEditor"}, {"number|list|adapt", "LineEditor"},
             {"callable", "CallableEditor"}, {"features", "FeatureTableEditor"}, {"feature_spec", "TfRecordSpecEditor"},
             {"columns", "CsvColumnsEditor"}, {"members", "NpzMembersEditor"}};

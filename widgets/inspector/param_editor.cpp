@@ -73,7 +73,7 @@ ParamEditor *createParamEditor(const ParamSpec &spec, const ParamContext &contex
     else if (t == QLatin1String("readonly"))
         editor = new ReadOnlyEditor(spec, parent);
     else
-        editor = new LineEditor(spec, parent); // JSON kinds: list, object, shape, number|list|adapt, unknown
+        editor = new LineEditor(spec, parent); // JSON kinds: list, string|list (a name or a list of them), object, shape, number|list|adapt, unknown
     if (QWidget *input = editor->inputWidget())
         input->setToolTip(editor->toolTip());
     return editor;
