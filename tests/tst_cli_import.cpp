@@ -116,6 +116,39 @@ private Q_SLOTS:
         }
     }
 
+    // Keras -> Sluice -> .keras (sluice export --format keras) -> Sluice again: the archive Sluice
+    // writes has Keras's layout, so it imports to the same predictions. (Keras itself loading it:
+    // tests/python/test_export_keras.py.)
+    void exportedKerasArchivesImportBack_data() { predictionsEqualKeras_data(); }
+    void exportedKerasArchivesImportBack()
+    {
+        QFETCH(QString, model);
+        QFETCH(QStringList, inputs);
+        QFETCH(QStringList, outputs);
+        QTemporaryDir dir;
+        std::vector<std::string> in;
+        for (const auto &i : inputs)
+            in.push_back(i.toStdString());
+        const QString project = writeProject(dir, model.toStdString(), in);
+        QVERIFY(runSluice({"import", QString::fromStdString(keras(model.toStdString() + ".keras")), "--into", project}).exitCode == 0);
+        const QString archive = dir.filePath("exported/" + model + ".keras");
+        const auto exported = runSluice({"export", dir.filePath(model + ".weights.npz"), "--project", project, "--format", "keras", "--out", archive});
+        QVERIFY2(exported.exitCode == 0, qPrintable(exported.err));
+        QTemporaryDir again;
+        const QString second = writeProject(again, model.toStdString(), in);
+        const auto reimported = runSluice({"import", archive, "--into", second});
+        QVERIFY2(reimported.exitCode == 0, qPrintable(reimported.err));
+        const QString out = again.filePath("pred");
+        QVERIFY(runSluice({"predict", second, "--weights", again.filePath(model + ".weights.npz"), "--out", out}).exitCode == 0);
+        for (const auto &o : outputs) {
+            const auto got = floatsOf(QDir(out).filePath(o + ".npy").toStdString());
+            const auto want = floatsOf(keras(model.toStdString() + "." + o.toStdString() + ".npy"));
+            QCOMPARE(got.size(), want.size());
+            for (std::size_t i = 0; i < want.size(); ++i)
+                QVERIFY(std::abs(got[i] - want[i]) <= 1e-5f * std::max(1.0f, std::abs(want[i])));
+        }
+    }
+
     void badInputExits2AndLeavesTheProject_data()
     {
         QTest::addColumn<QString>("kind");

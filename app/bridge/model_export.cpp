@@ -1,7 +1,9 @@
 #include "bridge/model_export.h"
 
 #include "io/atomic_file.h"
+#include "io/npz_writer.h"
 #include "io/safetensors_writer.h"
+#include "train/keras_export.h"
 #include "pipeline/pipeline.h"
 #include "train/model.h"
 #include "train/torch_export.h"
@@ -35,9 +37,14 @@ Status writeText(const std::string &path, const std::string &text)
     return file->commit();
 }
 
-} // namespace
+// The project's model built against its pipeline (nothing is read) and the weights loaded.
+struct Loaded
+{
+    std::unique_ptr<train::Model> model;
+    std::vector<float> weights;
+};
 
-Result<ModelExport> exportSafetensors(const Project &project, const std::string &weightsNpz, const std::string &outFile)
+Result<Loaded> loadModel(const Project &project, const std::string &weightsNpz)
 {
     if (project.model.is_null() || project.model.empty())
         return Error::invalid(project.path().empty() ? "project" : project.path(), "has no model to export (a \"model\" section)");
@@ -48,10 +55,22 @@ Result<ModelExport> exportSafetensors(const Project &project, const std::string 
     auto model = train::Model::build(project.model, (*pipe)->elementSpec(), train::ModelBuildOptions{true});
     if (!model)
         return model.error();
-    const train::Model &m = **model;
-    std::vector<float> weights(m.parameterCount());
-    if (auto s = m.loadWeights(weightsNpz, weights); !s.ok())
+    Loaded loaded{std::move(model).value(), {}};
+    loaded.weights.resize(loaded.model->parameterCount());
+    if (auto s = loaded.model->loadWeights(weightsNpz, loaded.weights); !s.ok())
         return s.error();
+    return loaded;
+}
+
+} // namespace
+
+Result<ModelExport> exportSafetensors(const Project &project, const std::string &weightsNpz, const std::string &outFile)
+{
+    auto loaded = loadModel(project, weightsNpz);
+    if (!loaded)
+        return loaded.error();
+    const train::Model &m = *loaded->model;
+    const std::vector<float> &weights = loaded->weights;
 
     const QFileInfo out(QString::fromStdString(outFile));
     const QString folder = out.absolutePath(), modelPy = QDir(folder).filePath("model.py");
@@ -76,6 +95,35 @@ Result<ModelExport> exportSafetensors(const Project &project, const std::string 
     if (auto s = writeSafetensors(done.weightsFile, tensors, metadata); !s.ok())
         return Error::failed(s.error().what, s.error().reason);
     if (auto s = writeText(done.modelPy, *source); !s.ok())
+        return Error::failed(s.error().what, s.error().reason);
+    return done;
+}
+
+Result<ModelExport> exportKeras(const Project &project, const std::string &weightsNpz, const std::string &outFile)
+{
+    auto loaded = loadModel(project, weightsNpz);
+    if (!loaded)
+        return loaded.error();
+    auto files = train::kerasModelFiles(*loaded->model, project.model, loaded->weights, project.name.empty() ? "model" : project.name);
+    if (!files)
+        return files.error();
+    const QFileInfo out(QString::fromStdString(outFile));
+    if (!QDir().mkpath(out.absolutePath()))
+        return Error::failed(out.absolutePath().toStdString(), "cannot create the folder");
+    ModelExport done{out.absoluteFilePath().toStdString(), {}, loaded->model->parameters().size(), loaded->model->parameterCount()};
+    // A .keras archive is a zip of these three (stored), written whole or not at all.
+    auto zip = NpzWriter::create(done.weightsFile);
+    if (!zip)
+        return Error::failed(zip.error().what, zip.error().reason);
+    auto text = [](const std::string &t) { return std::as_bytes(std::span(t.data(), t.size())); };
+    Status s = zip->addFile("metadata.json", text(files->metadataJson));
+    if (s.ok())
+        s = zip->addFile("config.json", text(files->configJson));
+    if (s.ok())
+        s = zip->addFile("model.weights.h5", files->weightsH5);
+    if (s.ok())
+        s = zip->finish();
+    if (!s.ok())
         return Error::failed(s.error().what, s.error().reason);
     return done;
 }

@@ -28,4 +28,8 @@ struct ModelExport
 // gave it; a failed write is Error::Kind::Failed (the CLI exits 1).
 Result<ModelExport> exportSafetensors(const Project &project, const std::string &weightsNpz, const std::string &outFile);
 
+// The same model as a Keras 3 .keras archive (train/keras_export.h), which keras.saving.load_model
+// reads; ModelExport::modelPy stays empty.
+Result<ModelExport> exportKeras(const Project &project, const std::string &weightsNpz, const std::string &outFile);
+
 } // namespace sluice::bridge

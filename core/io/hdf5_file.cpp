@@ -198,4 +198,77 @@ Result<Hdf5Array> Hdf5File::readFloats(const std::string &dataset) const
     return out;
 }
 
+Result<Hdf5Builder> Hdf5Builder::create(const std::string &what)
+{
+    silenceHdf5();
+    Hdf5Builder b;
+    b.m_what = what;
+    Handle access(H5Pcreate(H5P_FILE_ACCESS));
+    // The core driver without a backing store: the file lives in memory only.
+    if (!access.ok() || H5Pset_fapl_core(access.get(), 1 << 20, 0) < 0)
+        return Error::io(what, "the HDF5 library cannot make a file in memory");
+    b.m_file = H5Fcreate(("sluice-build:" + what).c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get());
+    if (b.m_file < 0)
+        return Error::io(what, "the HDF5 library cannot make a file in memory");
+    return b;
+}
+
+Hdf5Builder::Hdf5Builder(Hdf5Builder &&other) noexcept : m_file(std::exchange(other.m_file, -1)), m_what(std::move(other.m_what)) {}
+
+Hdf5Builder &Hdf5Builder::operator=(Hdf5Builder &&other) noexcept
+{
+    if (this != &other) {
+        if (m_file >= 0)
+            H5Fclose(hid_t(m_file));
+        m_file = std::exchange(other.m_file, -1);
+        m_what = std::move(other.m_what);
+    }
+    return *this;
+}
+
+Hdf5Builder::~Hdf5Builder()
+{
+    if (m_file >= 0)
+        H5Fclose(hid_t(m_file));
+}
+
+Status Hdf5Builder::addGroup(const std::string &path)
+{
+    if (linkExists(hid_t(m_file), path))
+        return Status::success();
+    Handle links(H5Pcreate(H5P_LINK_CREATE));
+    if (!links.ok() || H5Pset_create_intermediate_group(links.get(), 1) < 0)
+        return Error::io(m_what, "cannot make group " + path);
+    Handle g(H5Gcreate2(hid_t(m_file), path.c_str(), links.get(), H5P_DEFAULT, H5P_DEFAULT));
+    if (!g.ok())
+        return Error::io(m_what, "cannot make group " + path);
+    return Status::success();
+}
+
+Status Hdf5Builder::addFloats(const std::string &path, const std::vector<std::int64_t> &shape, const float *values)
+{
+    std::vector<hsize_t> dims(shape.begin(), shape.end());
+    Handle space(dims.empty() ? H5Screate(H5S_SCALAR) : H5Screate_simple(int(dims.size()), dims.data(), nullptr));
+    Handle links(H5Pcreate(H5P_LINK_CREATE));
+    if (!space.ok() || !links.ok() || H5Pset_create_intermediate_group(links.get(), 1) < 0)
+        return Error::io(m_what, "cannot make dataset " + path);
+    Handle d(H5Dcreate2(hid_t(m_file), path.c_str(), H5T_IEEE_F32LE, space.get(), links.get(), H5P_DEFAULT, H5P_DEFAULT));
+    if (!d.ok() || H5Dwrite(d.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) < 0)
+        return Error::io(m_what, "cannot write dataset " + path);
+    return Status::success();
+}
+
+Result<std::vector<std::byte>> Hdf5Builder::bytes()
+{
+    if (H5Fflush(hid_t(m_file), H5F_SCOPE_GLOBAL) < 0)
+        return Error::io(m_what, "cannot flush the file");
+    const ssize_t size = H5Fget_file_image(hid_t(m_file), nullptr, 0);
+    if (size < 0)
+        return Error::io(m_what, "cannot take the file's image");
+    std::vector<std::byte> out(static_cast<std::size_t>(size));
+    if (H5Fget_file_image(hid_t(m_file), out.data(), out.size()) < 0)
+        return Error::io(m_what, "cannot take the file's image");
+    return out;
+}
+
 } // namespace sluice

@@ -52,4 +52,27 @@ private:
     std::string m_what;
 };
 
+// An HDF5 file built in memory and handed back as bytes (for a member of a .keras archive):
+// groups and float32 datasets, with intermediate groups made as needed.
+class Hdf5Builder
+{
+public:
+    static Result<Hdf5Builder> create(const std::string &what);
+    Hdf5Builder(Hdf5Builder &&other) noexcept;
+    Hdf5Builder &operator=(Hdf5Builder &&other) noexcept;
+    Hdf5Builder(const Hdf5Builder &) = delete;
+    Hdf5Builder &operator=(const Hdf5Builder &) = delete;
+    ~Hdf5Builder();
+
+    Status addGroup(const std::string &path);
+    Status addFloats(const std::string &path, const std::vector<std::int64_t> &shape, const float *values);
+    // The file's bytes as it stands (flushed first).
+    Result<std::vector<std::byte>> bytes();
+
+private:
+    Hdf5Builder() = default;
+    std::int64_t m_file = -1; // hid_t
+    std::string m_what;
+};
+
 } // namespace sluice

@@ -21,4 +21,12 @@ bool Hdf5File::isDataset(const std::string &) const { return false; }
 Result<std::vector<std::string>> Hdf5File::members(const std::string &) const { return missing(m_what); }
 Result<Hdf5Array> Hdf5File::readFloats(const std::string &) const { return missing(m_what); }
 
+Result<Hdf5Builder> Hdf5Builder::create(const std::string &what) { return missing(what); }
+Hdf5Builder::Hdf5Builder(Hdf5Builder &&other) noexcept = default;
+Hdf5Builder &Hdf5Builder::operator=(Hdf5Builder &&other) noexcept = default;
+Hdf5Builder::~Hdf5Builder() = default;
+Status Hdf5Builder::addGroup(const std::string &) { return missing(m_what); }
+Status Hdf5Builder::addFloats(const std::string &, const std::vector<std::int64_t> &, const float *) { return missing(m_what); }
+Result<std::vector<std::byte>> Hdf5Builder::bytes() { return missing(m_what); }
+
 } // namespace sluice

@@ -88,7 +88,14 @@ Status NpzWriter::add(const std::string &name, TypeDescr descr, std::span<const 
     }
     if (expected != data.size())
         return Error::invalid(what, "shape needs " + std::to_string(expected) + " bytes, got " + std::to_string(data.size()));
-    return addMember(name, formatNpyHeader(descr, false, shape), data);
+    return addMember(name + ".npy", formatNpyHeader(descr, false, shape), data);
+}
+
+Status NpzWriter::addFile(const std::string &memberName, std::span<const std::byte> bytes)
+{
+    if (memberName.empty() || memberName.size() > 0xffff)
+        return Error::invalid(m_file.path() + ": " + memberName, "member names must be 1 to 65535 bytes");
+    return addMember(memberName, std::string(), bytes);
 }
 
 Status NpzWriter::addStrings(const std::string &name, std::span<const std::uint64_t> shape, const std::vector<std::string> &values)
@@ -99,19 +106,19 @@ Status NpzWriter::addStrings(const std::string &name, std::span<const std::uint6
     std::vector<std::byte> data(values.size() * width, std::byte{0});
     for (std::size_t i = 0; i < values.size(); ++i)
         std::memcpy(data.data() + i * width, values[i].data(), values[i].size());
-    return addMember(name, formatNpyHeaderText("|S" + std::to_string(width), false, shape), data);
+    return addMember(name + ".npy", formatNpyHeaderText("|S" + std::to_string(width), false, shape), data);
 }
 
 Status NpzWriter::addMember(const std::string &name, const std::string &header, std::span<const std::byte> data)
 {
     const std::string what = m_file.path() + ": " + name;
     for (const auto &e : m_entries)
-        if (e.name == name + ".npy")
+        if (e.name == name)
             return Error::invalid(what, "duplicate member name");
     const auto headerBytes = std::as_bytes(std::span(header.data(), header.size()));
 
     Central c;
-    c.name = name + ".npy";
+    c.name = name;
     c.crc = crcOf(data, crcOf(headerBytes, 0));
     c.size = header.size() + data.size();
     c.offset = m_file.size();

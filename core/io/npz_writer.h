@@ -34,6 +34,9 @@ public:
     // is how np.load gives back TensorFlow string features.
     Status addStrings(const std::string &name, std::span<const std::uint64_t> shape, const std::vector<std::string> &values);
 
+    // Adds any file as a member (a .keras archive's config.json and weights, say).
+    Status addFile(const std::string &memberName, std::span<const std::byte> bytes);
+
     Status finish();
 
 private:

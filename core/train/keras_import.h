@@ -60,6 +60,10 @@ struct KerasImport
 const std::vector<std::string> &kerasSupportedLayers();
 const std::vector<std::string> &kerasSupportedLosses();
 
+// keras.src.utils.naming.to_snake_case: "BatchNormalization" -> "batch_normalization", the name
+// of a layer's place in a Keras weights file (with _1, _2, ... for later layers of the class).
+std::string kerasSnakeCase(const std::string &className);
+
 // config.json's document (or model.to_json()'s) as Sluice's model; errors name the layer and key
 // (train/keras_model_config.cpp).
 Result<KerasModelConfig> kerasModelConfig(const nlohmann::json &document);

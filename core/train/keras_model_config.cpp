@@ -11,6 +11,20 @@
 #include <regex>
 
 namespace sluice::train {
+
+// keras.src.utils.naming.to_snake_case: how Keras names a layer's place in a weights file.
+std::string kerasSnakeCase(const std::string &className)
+{
+    std::string name;
+    for (char c : className)
+        if (std::isalnum(static_cast<unsigned char>(c)) || c == '_')
+            name += c;
+    name = std::regex_replace(name, std::regex("(.)([A-Z][a-z]+)"), "$1_$2");
+    name = std::regex_replace(name, std::regex("([a-z])([A-Z])"), "$1_$2");
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    return name;
+}
+
 namespace {
 
 using nlohmann::json;
@@ -27,19 +41,6 @@ std::string shortText(const json &value)
 {
     std::string text = value.dump();
     return text.size() > 80 ? text.substr(0, 77) + "..." : text;
-}
-
-// keras.src.utils.naming.to_snake_case: how Keras names a layer's place in a weights file.
-std::string snakeCase(const std::string &className)
-{
-    std::string name;
-    for (char c : className)
-        if (std::isalnum(static_cast<unsigned char>(c)) || c == '_')
-            name += c;
-    name = std::regex_replace(name, std::regex("(.)([A-Z][a-z]+)"), "$1_$2");
-    name = std::regex_replace(name, std::regex("([a-z])([A-Z])"), "$1_$2");
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-    return name;
 }
 
 const json *member(const json &object, const char *key)
@@ -100,7 +101,7 @@ class WeightPlaces
 public:
     std::string next(const std::string &cls)
     {
-        const std::string base = snakeCase(cls);
+        const std::string base = kerasSnakeCase(cls);
         auto [it, first] = m_used.try_emplace(base, 0);
         if (first)
             return "layers/" + base;

@@ -1,11 +1,17 @@
-"""sluice export --format safetensors: the weights file and the generated model.py. For each layer
-family a small model is trained with `sluice run`, exported, and predicted with `sluice predict`;
-the generated torch.nn.Module, loaded from the exported file, must predict the same (1e-5
-relative to the outputs' scale). Where the safetensors package is importable, its reader must
-give back exactly the weights of weights.npz."""
+"""sluice export: for each layer family a small model is trained with `sluice run`, exported, and
+predicted with `sluice predict`.
+- --format safetensors: the generated torch.nn.Module, loaded from the exported file, must predict
+  the same (1e-5 relative to the outputs' scale); where the safetensors package is importable,
+  its reader must give back exactly the weights of weights.npz.
+- --format keras: Keras 3 itself (from .deps/keras, scripts/fetch-python-test-deps.sh, in a
+  subprocess with its JAX backend) loads the .keras archive with keras.saving.load_model and
+  must predict the same."""
 import importlib.util
 import json
+import os
 import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -50,6 +56,49 @@ def import_model_py(path):
     return module
 
 
+KERAS_PREDICT = textwrap.dedent("""
+    import sys
+    import keras
+    import numpy as np
+    archive, folder, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    model = keras.saving.load_model(archive)
+    inputs = [np.load(f"{folder}/in{i}.npy") for i in range(count)]
+    outputs = model.predict(inputs if count > 1 else inputs[0], verbose=0)
+    for i, values in enumerate(outputs if isinstance(outputs, list) else [outputs]):
+        np.save(f"{folder}/out{i}.npy", np.asarray(values, dtype=np.float32))
+""")
+
+
+def keras_env():
+    """The environment of a subprocess that imports Keras 3, or None where it cannot."""
+    path = os.environ.get("SLUICE_KERAS_PATH", "")
+    if not path or not os.path.isdir(path):
+        return None
+    env = dict(os.environ, PYTHONPATH=path, KERAS_BACKEND="jax", JAX_PLATFORMS="cpu")
+    env.pop("LD_PRELOAD", None)  # the sanitizer runtime is for the sluice package, not for JAX
+    probe = subprocess.run([sys.executable, "-c", "import keras"], env=env, capture_output=True, text=True)
+    return env if probe.returncode == 0 else None
+
+
+def keras_predictions(archive, arrays, folder):
+    env = keras_env()
+    if env is None:
+        return None
+    folder.mkdir()
+    for i, values in enumerate(arrays):
+        np.save(folder / f"in{i}.npy", values)
+    done = subprocess.run([sys.executable, "-c", KERAS_PREDICT, str(archive), str(folder), str(len(arrays))], env=env,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return sorted(folder.glob("out*.npy"))
+
+
+def close(actual, expected, what):
+    assert actual.shape == expected.shape, what
+    scale = max(1.0, float(np.abs(expected).max()))
+    assert float(np.abs(actual - expected).max()) <= 1e-5 * scale, what
+
+
 def export_and_compare(tmp_path, sluice_exe, features, model):
     write_features(tmp_path, features)
     p = project(tmp_path, features, model)
@@ -67,11 +116,17 @@ def export_and_compare(tmp_path, sluice_exe, features, model):
     got = got if isinstance(got, tuple) else (got,)
     assert len(got) == len(model["outputs"]) == len(exported.OUTPUTS)
     for output, tensor in zip(model["outputs"], got):
-        expected = np.load(tmp_path / "pred" / f"{output['name']}.npy")
-        actual = tensor.numpy()
-        assert actual.shape == expected.shape, output["name"]
-        scale = max(1.0, float(np.abs(expected).max()))
-        assert float(np.abs(actual - expected).max()) <= 1e-5 * scale, output["name"]
+        close(tensor.numpy(), np.load(tmp_path / "pred" / f"{output['name']}.npy"), output["name"])
+
+    # The same model as a .keras archive, loaded and run by Keras itself.
+    archive = tmp_path / "export" / "model.keras"
+    run(sluice_exe, "export", tmp_path / "run", "--project", p, "--format", "keras", "--out", archive)
+    inputs = [features[i["feature"]].astype(np.float32) for i in model["inputs"]]
+    predicted = keras_predictions(archive, inputs, tmp_path / "keras")
+    if predicted is not None:
+        assert len(predicted) == len(model["outputs"])
+        for output, path in zip(model["outputs"], predicted):
+            close(np.load(path), np.load(tmp_path / "pred" / f"{output['name']}.npy"), "keras " + output["name"])
 
     # The file itself: every weight of weights.npz, by name, in Sluice's layout.
     npz = np.load(tmp_path / "run" / "weights.npz")
