@@ -259,3 +259,31 @@ def test_bad_input_exits_2_naming_the_problem(tmp_path, sluice_exe):
     assert "not written by sluice export" in refused(tmp_path / "run2", "--project", p2, "--format", "safetensors",
                                                      "--out", tmp_path / "mine" / "w.safetensors")
     assert (tmp_path / "mine" / "model.py").read_text() == "print('my own code')\n"
+
+
+KERAS_FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "keras")
+
+
+@pytest.mark.parametrize("name, inputs, outputs", [
+    ("mlp", ["x"], ["probs"]), ("two_branches", ["a", "b"], ["y", "p"]), ("recurrent", ["s"], ["out"]),
+    ("conv", ["img", "seq"], ["out"]), ("embedding", ["ids"], ["out"])])
+def test_keras_to_sluice_to_keras_predicts_the_same(tmp_path, sluice_exe, name, inputs, outputs):
+    """A model Keras wrote (tests/data/keras), imported into a project and exported again: Keras
+    predicts with the exported archive what it predicted with its own."""
+    if keras_env() is None:
+        pytest.skip("Keras 3 is not available (scripts/fetch-python-test-deps.sh fetches it into .deps/keras)")
+    arrays = {i: np.load(os.path.join(KERAS_FIXTURES, f"{name}.{i}.npy")) for i in inputs}
+    document = {"format": "sluice-project", "version": 1, "name": name,
+                "pipeline": {"nodes": [{"id": "arrays", "op": "from_npy",
+                                        "params": {"features": {i: os.path.join(KERAS_FIXTURES, f"{name}.{i}.npy") for i in inputs}}},
+                                       {"id": "batch", "op": "batch", "params": {"batch_size": 8}}],
+                             "edges": [["arrays", "batch"]]}}
+    project = tmp_path / "p.sluice"
+    project.write_text(json.dumps(document))
+    run(sluice_exe, "import", os.path.join(KERAS_FIXTURES, f"{name}.keras"), "--into", project)
+    archive = tmp_path / "again.keras"
+    run(sluice_exe, "export", tmp_path / f"{name}.weights.npz", "--project", project, "--format", "keras", "--out", archive)
+    predicted = keras_predictions(archive, [arrays[i] for i in inputs], tmp_path / "keras")
+    assert len(predicted) == len(outputs)
+    for output, path in zip(outputs, predicted):
+        close(np.load(path), np.load(os.path.join(KERAS_FIXTURES, f"{name}.{output}.npy")), output)
