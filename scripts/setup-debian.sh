@@ -13,7 +13,7 @@ packages=(
   # the Python package (import sluice) and its pytest suite
   python3-dev pybind11-dev python3-pytest
   # GUI
-  qt6-base-dev qt6-base-dev-tools libqt6svg6-dev libqcustomplot-dev libgl-dev
+  qt6-base-dev qt6-base-dev-tools qt6-svg-dev libqcustomplot-dev libgl-dev
   # tests and benchmarks: an X server for GUI tests, numpy to write reference files,
   # numpy and PyTorch as the peers the benchmarks compare with
   xvfb xauth python3 python3-numpy python3-torch
