@@ -1,7 +1,7 @@
 // The model.py that `sluice export` writes, checked as text without PyTorch: the modules and the
 // weight mapping each layer family gets, Python names for any layer name, TensorFlow's "same"
 // padding written out, refusals naming the layer and key, and (where a Python 3 is found) that
-// the file compiles. tests/python/test_export_torch.py runs the files under PyTorch against
+// the file compiles. tests/python/test_export.py runs the files under PyTorch against
 // `sluice predict`.
 #include "pipeline/element.h"
 #include "train/model.h"
