@@ -17,14 +17,15 @@ ModelExportJob::~ModelExportJob()
         m_thread.join();
 }
 
-bool ModelExportJob::start(const Project &project, const QString &weightsNpz, const QString &outFile)
+bool ModelExportJob::start(const Project &project, const QString &weightsNpz, const QString &outFile, Format format)
 {
     if (isRunning())
         return false;
-    m_thread = std::thread([this, project, weights = weightsNpz.toStdString(), out = outFile.toStdString()] {
+    m_thread = std::thread([this, project, weights = weightsNpz.toStdString(), out = outFile.toStdString(), format] {
         std::shared_ptr<Result<ModelExport>> result;
         try {
-            result = std::make_shared<Result<ModelExport>>(exportSafetensors(project, weights, out));
+            result = std::make_shared<Result<ModelExport>>(format == Format::Keras ? exportKeras(project, weights, out)
+                                                                                   : exportSafetensors(project, weights, out));
         } catch (const std::exception &e) { // out of memory for the weights: a failed export, not a crash
             result = std::make_shared<Result<ModelExport>>(Error::failed("export", e.what()));
         }

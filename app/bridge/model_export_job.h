@@ -22,13 +22,14 @@ public:
     explicit ModelExportJob(QObject *parent = nullptr);
     ~ModelExportJob() override;
 
-    // Exports the model of `project` with the weights of `weightsNpz` to `outFile` (model.py
-    // beside it). False (and nothing started) while another export runs.
-    bool start(const Project &project, const QString &weightsNpz, const QString &outFile);
+    enum class Format { Safetensors, Keras };
+    // Exports the model of `project` with the weights of `weightsNpz` to `outFile` (safetensors:
+    // model.py beside it). False (and nothing started) while another export runs.
+    bool start(const Project &project, const QString &weightsNpz, const QString &outFile, Format format = Format::Safetensors);
     bool isRunning() const { return m_thread.joinable(); }
 
 Q_SIGNALS:
-    void finished(const QString &weightsFile, const QString &modelPy);
+    void finished(const QString &weightsFile, const QString &modelPy); // modelPy: empty for a .keras archive
     void failed(const QString &message);
 
 private:

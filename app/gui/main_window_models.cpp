@@ -49,11 +49,13 @@ void MainWindow::exportModel()
     if (!canExportModel())
         return;
     const QString start = QDir(m_lastRunFolder).filePath(QStringLiteral("export/model.safetensors"));
-    QString path = QFileDialog::getSaveFileName(this, tr("Export Model"), start, tr("safetensors, with model.py for PyTorch (*.safetensors)"));
+    const QString safetensors = tr("safetensors, with model.py for PyTorch (*.safetensors)"), keras = tr("Keras 3 model (*.keras)");
+    QString filter = safetensors;
+    QString path = QFileDialog::getSaveFileName(this, tr("Export Model"), start, safetensors + QStringLiteral(";;") + keras, &filter);
     if (path.isEmpty())
         return;
     if (QFileInfo(path).suffix().isEmpty())
-        path += QStringLiteral(".safetensors");
+        path += filter == keras ? QStringLiteral(".keras") : QStringLiteral(".safetensors");
     exportModelTo(path);
 }
 
@@ -62,7 +64,10 @@ void MainWindow::exportModelTo(const QString &path)
     if (!canExportModel())
         return;
     const Project project = projectOfRun(m_document->project(), m_lastRunFolder);
-    if (!m_exportJob->start(project, QDir(m_lastRunFolder).filePath(QStringLiteral("weights.npz")), path))
+    // The file's suffix picks the format: .keras a Keras archive, anything else safetensors.
+    const auto format = path.endsWith(QStringLiteral(".keras"), Qt::CaseInsensitive) ? bridge::ModelExportJob::Format::Keras
+                                                                                     : bridge::ModelExportJob::Format::Safetensors;
+    if (!m_exportJob->start(project, QDir(m_lastRunFolder).filePath(QStringLiteral("weights.npz")), path, format))
         return;
     statusBar()->showMessage(tr("Exporting the model of %1…").arg(QFileInfo(m_lastRunFolder).fileName()));
     updateActions();
@@ -70,8 +75,9 @@ void MainWindow::exportModelTo(const QString &path)
 
 void MainWindow::onModelExported(const QString &weightsFile, const QString &modelPy)
 {
-    const QString text = tr("Model exported: %1, and %2 for PyTorch")
-                             .arg(QDir::toNativeSeparators(weightsFile), QDir::toNativeSeparators(modelPy));
+    const QString text = modelPy.isEmpty() ? tr("Model exported: %1").arg(QDir::toNativeSeparators(weightsFile))
+                                           : tr("Model exported: %1, and %2 for PyTorch")
+                                                 .arg(QDir::toNativeSeparators(weightsFile), QDir::toNativeSeparators(modelPy));
     m_console->appendLog(widgets::LogLevel::Info, text);
     statusBar()->showMessage(text, 8000);
     updateActions();
