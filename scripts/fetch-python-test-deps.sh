@@ -4,7 +4,8 @@
 #   .deps/python  safetensors (Hugging Face's reader checks the files `sluice export` writes), on
 #                 the pytest suite's PYTHONPATH;
 #   .deps/keras   Keras 3 with its JAX backend (CPU), which loads the .keras archives `sluice export`
-#                 writes; only the subprocesses that run Keras see it (it brings its own numpy).
+#                 writes; only the subprocesses that run Keras see it (it brings its own numpy);
+#   .deps/onnx    onnxruntime, which runs the ONNX graphs `sluice export` writes, likewise.
 # Without pip or PyPI it says so and exits 0: the tests then skip those checks.
 # Usage: scripts/fetch-python-test-deps.sh [DIR] (default .deps/python; Keras goes beside it)
 set -euo pipefail
@@ -48,3 +49,4 @@ fetch() {
 
 fetch "$dir" safetensors==0.7.0
 fetch "$(dirname "$dir")/keras" keras==3.15.1 "jax[cpu]==0.10.2"
+fetch "$(dirname "$dir")/onnx" onnxruntime==1.32.0

@@ -10,6 +10,8 @@ packages=(
   libtbb-dev nlohmann-json3-dev zlib1g-dev libjpeg62-turbo-dev libpng-dev libopenblas-dev libopenmpi-dev openmpi-bin
   # Keras model files (sluice import): their weights are HDF5
   libhdf5-dev
+  # ONNX export: ONNX's schema compiled for protobuf; onnx's checker for the tests
+  libonnx-dev libprotobuf-dev python3-onnx
   # the Python package (import sluice) and its pytest suite
   python3-dev pybind11-dev python3-pytest
   # GUI

@@ -4,6 +4,7 @@
 #include "io/npz_writer.h"
 #include "io/safetensors_writer.h"
 #include "train/keras_export.h"
+#include "train/onnx_export.h"
 #include "pipeline/pipeline.h"
 #include "train/model.h"
 #include "train/torch_export.h"
@@ -124,6 +125,23 @@ Result<ModelExport> exportKeras(const Project &project, const std::string &weigh
     if (s.ok())
         s = zip->finish();
     if (!s.ok())
+        return Error::failed(s.error().what, s.error().reason);
+    return done;
+}
+
+Result<ModelExport> exportOnnx(const Project &project, const std::string &weightsNpz, const std::string &outFile)
+{
+    auto loaded = loadModel(project, weightsNpz);
+    if (!loaded)
+        return loaded.error();
+    auto bytes = train::onnxModelBytes(*loaded->model, loaded->weights, project.name);
+    if (!bytes)
+        return bytes.error();
+    const QFileInfo out(QString::fromStdString(outFile));
+    if (!QDir().mkpath(out.absolutePath()))
+        return Error::failed(out.absolutePath().toStdString(), "cannot create the folder");
+    ModelExport done{out.absoluteFilePath().toStdString(), {}, loaded->model->parameters().size(), loaded->model->parameterCount()};
+    if (auto s = writeText(done.weightsFile, *bytes); !s.ok())
         return Error::failed(s.error().what, s.error().reason);
     return done;
 }

@@ -32,4 +32,7 @@ Result<ModelExport> exportSafetensors(const Project &project, const std::string 
 // reads; ModelExport::modelPy stays empty.
 Result<ModelExport> exportKeras(const Project &project, const std::string &weightsNpz, const std::string &outFile);
 
+// The same model as an ONNX inference graph, opset 17 (train/onnx_export.h), which onnxruntime runs.
+Result<ModelExport> exportOnnx(const Project &project, const std::string &weightsNpz, const std::string &outFile);
+
 } // namespace sluice::bridge

@@ -5,7 +5,9 @@ predicted with `sluice predict`.
   its reader must give back exactly the weights of weights.npz.
 - --format keras: Keras 3 itself (from .deps/keras, scripts/fetch-python-test-deps.sh, in a
   subprocess with its JAX backend) loads the .keras archive with keras.saving.load_model and
-  must predict the same."""
+  must predict the same.
+- --format onnx: the graph passes onnx's full checker (Debian's python3-onnx) and onnxruntime
+  (from .deps/onnx, in a subprocess) must predict the same."""
 import importlib.util
 import json
 import os
@@ -93,6 +95,44 @@ def keras_predictions(archive, arrays, folder):
     return sorted(folder.glob("out*.npy"))
 
 
+ONNX_PREDICT = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import onnxruntime
+    graph, folder, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    session = onnxruntime.InferenceSession(graph, providers=["CPUExecutionProvider"])
+    feeds = {i.name: np.load(f"{folder}/in{k}.npy") for k, i in enumerate(session.get_inputs())}
+    for k, values in enumerate(session.run(None, feeds)):
+        np.save(f"{folder}/out{k}.npy", values)
+""")
+
+
+def onnx_predictions(graph, arrays, folder):
+    """onnxruntime's outputs for `arrays` (in the graph's input order), or None where it is missing."""
+    path = os.environ.get("SLUICE_ONNX_PATH", "")
+    if not path or not os.path.isdir(path):
+        return None
+    env = dict(os.environ, PYTHONPATH=path)
+    env.pop("LD_PRELOAD", None)
+    if subprocess.run([sys.executable, "-c", "import onnxruntime"], env=env, capture_output=True).returncode != 0:
+        return None
+    folder.mkdir()
+    for i, values in enumerate(arrays):
+        np.save(folder / f"in{i}.npy", values)
+    done = subprocess.run([sys.executable, "-c", ONNX_PREDICT, str(graph), str(folder), str(len(arrays))], env=env,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return sorted(folder.glob("out*.npy"))
+
+
+def check_onnx(graph):
+    try:
+        import onnx
+    except ImportError:
+        return
+    onnx.checker.check_model(onnx.load(str(graph)), full_check=True)
+
+
 def close(actual, expected, what):
     assert actual.shape == expected.shape, what
     scale = max(1.0, float(np.abs(expected).max()))
@@ -127,6 +167,16 @@ def export_and_compare(tmp_path, sluice_exe, features, model):
         assert len(predicted) == len(model["outputs"])
         for output, path in zip(model["outputs"], predicted):
             close(np.load(path), np.load(tmp_path / "pred" / f"{output['name']}.npy"), "keras " + output["name"])
+
+    # And as an ONNX graph, run by onnxruntime.
+    graph = tmp_path / "export" / "model.onnx"
+    run(sluice_exe, "export", tmp_path / "run", "--project", p, "--format", "onnx", "--out", graph)
+    check_onnx(graph)
+    predicted = onnx_predictions(graph, inputs, tmp_path / "onnx")
+    if predicted is not None:
+        assert len(predicted) == len(model["outputs"])
+        for output, path in zip(model["outputs"], predicted):
+            close(np.load(path), np.load(tmp_path / "pred" / f"{output['name']}.npy"), "onnx " + output["name"])
 
     # The file itself: every weight of weights.npz, by name, in Sluice's layout.
     npz = np.load(tmp_path / "run" / "weights.npz")
@@ -245,7 +295,6 @@ def test_bad_input_exits_2_naming_the_problem(tmp_path, sluice_exe):
 
     out = tmp_path / "e" / "m.safetensors"
     assert "activation" in refused(tmp_path / "run", "--project", p, "--format", "safetensors", "--out", out)
-    assert "onnx export is not in this version" in refused(tmp_path / "run", "--project", p, "--format", "onnx", "--out", out)
     assert "unknown format" in refused(tmp_path / "run", "--project", p, "--format", "pt", "--out", out)
     assert "--project" in refused(tmp_path / "run", "--format", "safetensors", "--out", out)
     assert "nothing.npz: no such file" in refused(tmp_path / "nothing.npz", "--project", p, "--format", "safetensors", "--out", out)
