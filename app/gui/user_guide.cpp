@@ -17,6 +17,7 @@ namespace {
 // Users' guides first, in the order a new user reads them; the design notes last.
 const QStringList kOrder{QStringLiteral("getting-started.md"), QStringLiteral("from-tf-data.md"), QStringLiteral("pipeline-ops.md"),
                          QStringLiteral("training.md"),        QStringLiteral("profiling.md"),   QStringLiteral("python.md"),
+                         QStringLiteral("models.md"),
                          QStringLiteral("reference.md"),       QStringLiteral("architecture.md")};
 
 // The guide's first heading ("# Getting started" → "Getting started").
