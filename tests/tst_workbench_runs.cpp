@@ -8,6 +8,7 @@
 #include "gui/compare_runs_dialog.h"
 #include "gui/main_window.h"
 #include "support/dialog_answerer.h"
+#include "train/onnx_export.h"
 #include "support/pipeline_test_support.h"
 #include "support/test_support.h"
 #include "support/train_test_support.h"
@@ -166,6 +167,14 @@ private Q_SLOTS:
         const std::string bytes = readFile(archive.toStdString());
         for (const char *member : {"metadata.json", "config.json", "model.weights.h5"})
             QVERIFY2(bytes.find(member) != std::string::npos, member);
+        // And .onnx an ONNX graph (a protobuf message naming its producer), where built in.
+        if (train::onnxExportAvailable()) {
+            const QString graph = QDir::cleanPath(path("exported/alpha.onnx"));
+            QSignalSpy onnxDone(window.exportJob(), &bridge::ModelExportJob::finished);
+            window.exportModelTo(graph);
+            QVERIFY(onnxDone.wait(60000));
+            QVERIFY(readFile(graph.toStdString()).find("sluice") != std::string::npos);
+        }
 
         // A model.py the user wrote is never overwritten: the export is refused, and says why.
         QVERIFY(QDir().mkpath(path("mine")));

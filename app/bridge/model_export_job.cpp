@@ -24,8 +24,9 @@ bool ModelExportJob::start(const Project &project, const QString &weightsNpz, co
     m_thread = std::thread([this, project, weights = weightsNpz.toStdString(), out = outFile.toStdString(), format] {
         std::shared_ptr<Result<ModelExport>> result;
         try {
-            result = std::make_shared<Result<ModelExport>>(format == Format::Keras ? exportKeras(project, weights, out)
-                                                                                   : exportSafetensors(project, weights, out));
+            result = std::make_shared<Result<ModelExport>>(format == Format::Keras  ? exportKeras(project, weights, out)
+                                                           : format == Format::Onnx ? exportOnnx(project, weights, out)
+                                                                                    : exportSafetensors(project, weights, out));
         } catch (const std::exception &e) { // out of memory for the weights: a failed export, not a crash
             result = std::make_shared<Result<ModelExport>>(Error::failed("export", e.what()));
         }

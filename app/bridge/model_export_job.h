@@ -22,7 +22,7 @@ public:
     explicit ModelExportJob(QObject *parent = nullptr);
     ~ModelExportJob() override;
 
-    enum class Format { Safetensors, Keras };
+    enum class Format { Safetensors, Keras, Onnx };
     // Exports the model of `project` with the weights of `weightsNpz` to `outFile` (safetensors:
     // model.py beside it). False (and nothing started) while another export runs.
     bool start(const Project &project, const QString &weightsNpz, const QString &outFile, Format format = Format::Safetensors);

@@ -49,13 +49,14 @@ void MainWindow::exportModel()
     if (!canExportModel())
         return;
     const QString start = QDir(m_lastRunFolder).filePath(QStringLiteral("export/model.safetensors"));
-    const QString safetensors = tr("safetensors, with model.py for PyTorch (*.safetensors)"), keras = tr("Keras 3 model (*.keras)");
+    const QString safetensors = tr("safetensors, with model.py for PyTorch (*.safetensors)"), keras = tr("Keras 3 model (*.keras)"),
+                  onnx = tr("ONNX graph (*.onnx)");
     QString filter = safetensors;
-    QString path = QFileDialog::getSaveFileName(this, tr("Export Model"), start, safetensors + QStringLiteral(";;") + keras, &filter);
+    QString path = QFileDialog::getSaveFileName(this, tr("Export Model"), start, QStringList{safetensors, keras, onnx}.join(QStringLiteral(";;")), &filter);
     if (path.isEmpty())
         return;
     if (QFileInfo(path).suffix().isEmpty())
-        path += filter == keras ? QStringLiteral(".keras") : QStringLiteral(".safetensors");
+        path += filter == keras ? QStringLiteral(".keras") : filter == onnx ? QStringLiteral(".onnx") : QStringLiteral(".safetensors");
     exportModelTo(path);
 }
 
@@ -64,9 +65,11 @@ void MainWindow::exportModelTo(const QString &path)
     if (!canExportModel())
         return;
     const Project project = projectOfRun(m_document->project(), m_lastRunFolder);
-    // The file's suffix picks the format: .keras a Keras archive, anything else safetensors.
-    const auto format = path.endsWith(QStringLiteral(".keras"), Qt::CaseInsensitive) ? bridge::ModelExportJob::Format::Keras
-                                                                                     : bridge::ModelExportJob::Format::Safetensors;
+    // The file's suffix picks the format: .keras a Keras archive, .onnx an ONNX graph, anything else safetensors.
+    using Format = bridge::ModelExportJob::Format;
+    const Format format = path.endsWith(QStringLiteral(".keras"), Qt::CaseInsensitive)  ? Format::Keras
+                          : path.endsWith(QStringLiteral(".onnx"), Qt::CaseInsensitive) ? Format::Onnx
+                                                                                         : Format::Safetensors;
     if (!m_exportJob->start(project, QDir(m_lastRunFolder).filePath(QStringLiteral("weights.npz")), path, format))
         return;
     statusBar()->showMessage(tr("Exporting the model of %1…").arg(QFileInfo(m_lastRunFolder).fileName()));
