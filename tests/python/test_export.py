@@ -71,28 +71,38 @@ KERAS_PREDICT = textwrap.dedent("""
 """)
 
 
-def keras_env():
-    """The environment of a subprocess that imports Keras 3, or None where it cannot."""
-    path = os.environ.get("SLUICE_KERAS_PATH", "")
+def reference_env(path_variable, module, **extra):
+    """The environment of a subprocess that imports `module` from the folder $path_variable names
+    (scripts/fetch-python-test-deps.sh fills it), or None where it cannot."""
+    path = os.environ.get(path_variable, "")
     if not path or not os.path.isdir(path):
         return None
-    env = dict(os.environ, PYTHONPATH=path, KERAS_BACKEND="jax", JAX_PLATFORMS="cpu")
-    env.pop("LD_PRELOAD", None)  # the sanitizer runtime is for the sluice package, not for JAX
-    probe = subprocess.run([sys.executable, "-c", "import keras"], env=env, capture_output=True, text=True)
+    env = dict(os.environ, PYTHONPATH=path, **extra)
+    env.pop("LD_PRELOAD", None)  # the sanitizer runtime is for the sluice package, not for the reference
+    probe = subprocess.run([sys.executable, "-c", f"import {module}"], env=env, capture_output=True, text=True)
     return env if probe.returncode == 0 else None
 
 
-def keras_predictions(archive, arrays, folder):
-    env = keras_env()
+def keras_env():
+    return reference_env("SLUICE_KERAS_PATH", "keras", KERAS_BACKEND="jax", JAX_PLATFORMS="cpu")
+
+
+def reference_predictions(script, env, model_file, arrays, folder):
+    """What `script` (KERAS_PREDICT or ONNX_PREDICT) predicts from `model_file` for `arrays`, as
+    .npy paths in output order, or None where its environment is missing."""
     if env is None:
         return None
     folder.mkdir()
     for i, values in enumerate(arrays):
         np.save(folder / f"in{i}.npy", values)
-    done = subprocess.run([sys.executable, "-c", KERAS_PREDICT, str(archive), str(folder), str(len(arrays))], env=env,
+    done = subprocess.run([sys.executable, "-c", script, str(model_file), str(folder), str(len(arrays))], env=env,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     return sorted(folder.glob("out*.npy"))
+
+
+def keras_predictions(archive, arrays, folder):
+    return reference_predictions(KERAS_PREDICT, keras_env(), archive, arrays, folder)
 
 
 ONNX_PREDICT = textwrap.dedent("""
@@ -108,21 +118,8 @@ ONNX_PREDICT = textwrap.dedent("""
 
 
 def onnx_predictions(graph, arrays, folder):
-    """onnxruntime's outputs for `arrays` (in the graph's input order), or None where it is missing."""
-    path = os.environ.get("SLUICE_ONNX_PATH", "")
-    if not path or not os.path.isdir(path):
-        return None
-    env = dict(os.environ, PYTHONPATH=path)
-    env.pop("LD_PRELOAD", None)
-    if subprocess.run([sys.executable, "-c", "import onnxruntime"], env=env, capture_output=True).returncode != 0:
-        return None
-    folder.mkdir()
-    for i, values in enumerate(arrays):
-        np.save(folder / f"in{i}.npy", values)
-    done = subprocess.run([sys.executable, "-c", ONNX_PREDICT, str(graph), str(folder), str(len(arrays))], env=env,
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return sorted(folder.glob("out*.npy"))
+    """onnxruntime's outputs for `arrays` (in the graph's input order)."""
+    return reference_predictions(ONNX_PREDICT, reference_env("SLUICE_ONNX_PATH", "onnxruntime"), graph, arrays, folder)
 
 
 def check_onnx(graph):
