@@ -1,5 +1,5 @@
 // The `sluice` executable: picks a headless command or the workbench before anything else is
-// built, so that commands never need a display (style.md, headless before GUI).
+// built, so that commands never need a display (docs/architecture.md, headless before GUI).
 #ifdef SLUICE_EMBED_PYTHON
 #include "embedded_python.h"
 #endif
@@ -7,7 +7,7 @@
 #include "commands/commands.h"
 #include "gui/workbench.h"
 #include "sluice_commit.h"
-#include "train/device_query.h"
+#include "train/gpu/device_query.h"
 
 #include <QCoreApplication>
 #include <QFileInfo>
@@ -20,25 +20,6 @@
 #include <vector>
 
 namespace {
-
-using Command = int (*)(const QStringList &);
-
-const std::map<QString, Command> &commandTable()
-{
-    static const std::map<QString, Command> table{
-        {"inspect", sluice::commands::inspect},
-        {"gen", sluice::commands::gen},
-        {"bench", sluice::commands::bench},
-        {"run", sluice::commands::run},
-        {"preview", sluice::commands::preview},
-        {"predict", sluice::commands::predict},
-        {"export", sluice::commands::exportModel},
-        {"import", sluice::commands::importModel},
-        {"ops", sluice::commands::ops},
-        {"convert", sluice::commands::convert},
-    };
-    return table;
-}
 
 void printUsage()
 {
@@ -112,7 +93,7 @@ bool wantsWorkbench(int argc, char **argv)
     // A project file or a workbench option; anything else stays a (possibly mistyped) command.
     const QString first = QString::fromLocal8Bit(argv[1]);
     static const QStringList options{"--run", "--screenshot", "--wait"};
-    return !commandTable().count(first) &&
+    return !sluice::commands::allCommands().count(first) &&
            (options.contains(first) || first.endsWith(QLatin1String(".sluice")) || QFileInfo(first).isFile());
 }
 
@@ -163,8 +144,8 @@ int main(int argc, char **argv)
         printVersion();
         return sluice::cli::Success;
     }
-    const auto it = commandTable().find(args[0]);
-    if (it == commandTable().end()) {
+    const auto it = sluice::commands::allCommands().find(args[0]);
+    if (it == sluice::commands::allCommands().end()) {
         sluice::cli::printError(args[0].toStdString(), "unknown command (known: inspect, gen, run, preview, predict, import, export, ops, convert, bench; see 'sluice --help')");
         return sluice::cli::BadInput;
     }

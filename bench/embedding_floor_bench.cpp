@@ -4,7 +4,7 @@
 // on every distinct row used: reads the row's gradient from a compact buffer (as if backward had
 // summed it there) and reads and writes the row of the weights and of both moments. The tables
 // sit on transparent huge pages and the rows are prefetched ahead, as in Sluice's own step
-// (train/prefetch.h, train/huge_pages.h); no gradient table, no sorting, no reduction is timed.
+// (train/model/prefetch.h, train/model/huge_pages.h); no gradient table, no sorting, no reduction is timed.
 //
 // The difference between N = 10 k (tables in the caches) and N = 1 M rows (each row a miss in
 // DRAM) estimates what the larger table costs on this machine before anything else a step does
@@ -13,8 +13,8 @@
 // One JSON line per table size on stdout.
 //
 //   sluice_embedding_floor_bench [--rows 10000,1000000] [--ids 8192] [--dim 32] [--steps 200] [--threads 2] [--runs 5]
-#include "train/huge_pages.h"
-#include "train/prefetch.h"
+#include "train/model/huge_pages.h"
+#include "train/model/prefetch.h"
 
 #include <nlohmann/json.hpp>
 
@@ -98,7 +98,7 @@ double median(std::vector<double> v)
     return v[v.size() / 2];
 }
 
-// Keras's Adam on one row, as train/optimizers.cpp runs it.
+// Keras's Adam on one row, as train/objectives/optimizers.cpp runs it.
 inline void adamRow(float *__restrict w, float *__restrict m, float *__restrict v, const float *__restrict g, std::int64_t n, float lr, float b1,
                     float b2, float eps)
 {

@@ -7,7 +7,7 @@
 //   sluice_gemm_bench [--sizes 2048,4096,8192] [--runs 7] [--seconds 0.25]
 #include "train/cuda/blas.h"
 #include "train/cuda/device_buffer.h"
-#include "train/device_query.h"
+#include "train/gpu/device_query.h"
 
 #include <nlohmann/json.hpp>
 

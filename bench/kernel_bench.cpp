@@ -6,14 +6,14 @@
 // shape bench/peers/kernel_torch.py prints for PyTorch eager doing the same work.
 //
 //   sluice_kernel_bench [--rows 65536] [--cols 1024] [--runs 7] [--seconds 0.2]
-#include "train/cuda/activation_kernels.h"
+#include "train/cuda/kernels/activation_kernels.h"
 #include "train/cuda/device_buffer.h"
-#include "train/cuda/dropout_kernels.h"
-#include "train/cuda/layer_norm_kernels.h"
-#include "train/cuda/loss_kernels.h"
-#include "train/cuda/optimizer_kernels.h"
-#include "train/cuda/reduce_kernels.h"
-#include "train/device_query.h"
+#include "train/cuda/kernels/dropout_kernels.h"
+#include "train/cuda/kernels/layer_norm_kernels.h"
+#include "train/cuda/kernels/loss_kernels.h"
+#include "train/cuda/kernels/optimizer_kernels.h"
+#include "train/cuda/kernels/reduce_kernels.h"
+#include "train/gpu/device_query.h"
 
 #include <nlohmann/json.hpp>
 

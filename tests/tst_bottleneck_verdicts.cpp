@@ -14,9 +14,9 @@
 //
 // Timing-sensitive by nature (CPU contention is what another test running beside it would
 // cause): ctest runs it alone (RUN_SERIAL).
-#include "pipeline/bottleneck_verdict.h"
-#include "pipeline/host_functions.h"
-#include "pipeline/storage_throttle.h"
+#include "pipeline/profile/bottleneck_verdict.h"
+#include "pipeline/functions/host_functions.h"
+#include "pipeline/storage/storage_throttle.h"
 #include "support/pipeline_test_support.h"
 #include "support/test_support.h"
 #include "telemetry/cpu_usage.h"

@@ -3,7 +3,7 @@
 // reason; records read to the byte, and damaged ones (dims whose product overflows, a string
 // count larger than the bytes left, a rank other than the spec's) refused before anything is
 // allocated for them.
-#include "io/cache_file.h"
+#include "io/writers/cache_file.h"
 
 #include <QtTest>
 

@@ -5,8 +5,8 @@
 // one rebuilds the file with a note naming the cause (in the build's notes and the stage's
 // statistics), and the rebuilt elements are the new ones; with "on_mismatch": "error" the build
 // stops naming the file and the cause instead. Unchanged, the file is replayed with no note.
-#include "pipeline/cache_fingerprint.h"
-#include "pipeline/pipeline.h"
+#include "pipeline/ops/cache_fingerprint.h"
+#include "pipeline/engine/pipeline.h"
 #include "support/pipeline_test_support.h"
 #include "support/test_support.h"
 

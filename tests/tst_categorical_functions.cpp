@@ -6,7 +6,7 @@
 // keras.layers.Discretization (given and adapted boundaries, unbatched and batched): every
 // index equal, sequentially and with parallel calls. Then the hashes on published vectors,
 // parameters as the inspector writes them, and the build errors that name the parameter.
-#include "pipeline/string_hash.h"
+#include "pipeline/functions/string_hash.h"
 #include "support/pipeline_test_support.h"
 #include "support/test_support.h"
 #include "support/tfrecord_writer.h"

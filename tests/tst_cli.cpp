@@ -1,5 +1,5 @@
 // The `sluice` executable as users run it: inspect (text and --json), gen, bench read,
-// and exit codes / messages for bad input (2) as blueprint decision 9 fixes them.
+// and exit codes / messages for bad input (2) as docs/architecture.md, decision 9 fixes them.
 #include "support/pipeline_test_support.h"
 #include "support/test_support.h"
 

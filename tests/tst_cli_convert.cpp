@@ -2,9 +2,9 @@
 // `sluice inspect` infers them, an empty field as NaN), .npy → npy shards, TFRecord → npy, an
 // image folder → TFRecord of encoded pictures, Parquet → TFRecord and npy (compared with what
 // numpy wrote, tests/data/parquet), and bad arguments exiting 2 naming the option.
-#include "io/npy_file.h"
-#include "io/shard_writer.h"
-#include "pipeline/parquet_file.h"
+#include "io/formats/npy_file.h"
+#include "io/writers/shard_writer.h"
+#include "pipeline/sources/parquet_file.h"
 #include "support/pipeline_test_support.h"
 #include "support/test_support.h"
 

@@ -3,7 +3,7 @@
 // imported into a project over the inputs Keras predicted on; `sluice predict` must then give
 // Keras's predictions (1e-5 of their scale). Bad input exits 2 naming the file and the reason,
 // and leaves the project as it was.
-#include "io/npy_file.h"
+#include "io/formats/npy_file.h"
 #include "support/test_support.h"
 
 #include <nlohmann/json.hpp>

@@ -4,8 +4,8 @@
 #include "support/pipeline_test_support.h"
 #include "support/test_support.h"
 
-#include "io/npy_file.h"
-#include "io/npz_file.h"
+#include "io/formats/npy_file.h"
+#include "io/formats/npz_file.h"
 
 #include <nlohmann/json.hpp>
 

@@ -2,8 +2,8 @@
 // written as DIR/<output>.npy. Checked against the same model computed here by hand from the
 // weights file (in double), in inference mode (Dropout is the identity), on a node that has the
 // targets and on one that has none; bad arguments exit 2 naming what is wrong.
-#include "io/npy_file.h"
-#include "io/npz_file.h"
+#include "io/formats/npy_file.h"
+#include "io/formats/npz_file.h"
 #include "support/test_support.h"
 #include "support/train_test_support.h"
 

@@ -1,11 +1,11 @@
 // `sluice run` on projects with a model: JSON events, the run folder, --set, exit codes,
 // kill -9 then --resume, Ctrl-C, and several processes under mpirun.
 #include "events/run_events.h"
-#include "io/npz_file.h"
+#include "io/formats/npz_file.h"
 #include "support/pipeline_test_support.h"
 #include "support/test_support.h"
 #include "support/train_test_support.h"
-#include "train/device_query.h"
+#include "train/gpu/device_query.h"
 
 #include <QDir>
 #include <QFile>

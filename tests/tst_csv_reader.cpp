@@ -1,6 +1,6 @@
 // CSV reading: RFC 4180 quoting, line ends, header handling, errors that name the line,
 // numbers checked against numpy's own writer and parser, and bounded memory on a big file.
-#include "io/csv_reader.h"
+#include "io/formats/csv_reader.h"
 #include "support/test_support.h"
 #include "telemetry/process_memory.h"
 

@@ -2,7 +2,7 @@
 // comma, a quote, a line end, surrounding spaces), and what is written reads back the same
 // through the reader the sources use, whatever the output and metric names; a short row and an
 // open quote are errors naming the file and line.
-#include "io/csv_text.h"
+#include "io/formats/csv_text.h"
 #include "support/test_support.h"
 
 #include <QTemporaryDir>

@@ -9,32 +9,32 @@
 //
 // Without a CUDA build, a GPU or a driver (CI, developer machines) every case is skipped with
 // the reason.
-#include "train/device_query.h"
+#include "train/gpu/device_query.h"
 
 #include <QtTest>
 
 #ifdef SLUICE_HAVE_CUDA
-#include "train/activations.h"
+#include "train/model/activations.h"
 #include "train/cpu/gemm.h"
-#include "train/cuda/activation_kernels.h"
-#include "train/cuda/batch_norm_kernels.h"
+#include "train/cuda/kernels/activation_kernels.h"
+#include "train/cuda/kernels/batch_norm_kernels.h"
 #include "train/cuda/blas.h"
-#include "train/cuda/conv_kernels.h"
+#include "train/cuda/kernels/conv_kernels.h"
 #include "train/cuda/device_buffer.h"
-#include "train/cuda/dropout_kernels.h"
-#include "train/cuda/embedding_kernels.h"
-#include "train/cuda/layer_norm_kernels.h"
-#include "train/cuda/loss_kernels.h"
-#include "train/cuda/optimizer_kernels.h"
-#include "train/cuda/pooling_kernels.h"
-#include "train/cuda/reduce_kernels.h"
+#include "train/cuda/kernels/dropout_kernels.h"
+#include "train/cuda/kernels/embedding_kernels.h"
+#include "train/cuda/kernels/layer_norm_kernels.h"
+#include "train/cuda/kernels/loss_kernels.h"
+#include "train/cuda/kernels/optimizer_kernels.h"
+#include "train/cuda/kernels/pooling_kernels.h"
+#include "train/cuda/kernels/reduce_kernels.h"
 #include "train/gpu/gpu_layer_ops.h"
-#include "train/gradient_reducer.h"
+#include "train/distribute/gradient_reducer.h"
 #include "train/layers/basic_layers.h"
-#include "train/layers/conv_geometry.h"
-#include "train/layers/conv_layers.h"
-#include "train/loss.h"
-#include "train/optimizer.h"
+#include "train/layers/conv/conv_geometry.h"
+#include "train/layers/conv/conv_layers.h"
+#include "train/objectives/loss.h"
+#include "train/objectives/optimizer.h"
 
 #include <algorithm>
 #include <cmath>

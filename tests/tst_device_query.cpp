@@ -1,6 +1,6 @@
 // The CUDA device query: on a machine without a GPU or driver (CI) it must answer "none"
 // with a reason instead of failing; on a GPU machine it lists real devices.
-#include "train/device_query.h"
+#include "train/gpu/device_query.h"
 
 #include <QtTest>
 

@@ -8,7 +8,7 @@
 //
 // Without a GPU the CPU half runs (every row's layer builds and is accepted for GPUs) and the GPU
 // half is skipped with the reason; without a CUDA build everything is.
-#include "train/device_query.h"
+#include "train/gpu/device_query.h"
 
 #include <QtTest>
 
@@ -16,7 +16,7 @@
 #include "train/cuda/blas.h"
 #include "train/cuda/device_buffer.h"
 #include "train/gpu/gpu_layer_ops.h"
-#include "train/layer_registry.h"
+#include "train/model/layer_registry.h"
 
 #include <algorithm>
 #include <cmath>

@@ -5,13 +5,13 @@
 // mantissas), small CNNs with BatchNormalization too (its moving statistics included), 1, 2 and
 // 4 logical replicas on one GPU equal one replica on the global batch, every layer class has
 // GPU kernels, and batches that do not fit are errors naming the layer.
-#include "pipeline/pipeline.h"
+#include "pipeline/engine/pipeline.h"
 #include "support/train_test_support.h"
-#include "train/batch_slicer.h"
-#include "train/model.h"
-#include "train/device_query.h"
-#include "train/layer_registry.h"
-#include "train/training_config.h"
+#include "train/loop/batch_slicer.h"
+#include "train/model/model.h"
+#include "train/gpu/device_query.h"
+#include "train/model/layer_registry.h"
+#include "train/loop/training_config.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -170,7 +170,7 @@ private Q_SLOTS:
         QCOMPARE(config->replicas, int(config->devices.size()));
     }
 
-    // Blueprint decision 4: a run that asks for GPUs where there are none says why, once, and
+    // docs/architecture.md, decision 4: a run that asks for GPUs where there are none says why, once, and
     // trains on the CPU backend exactly as a CPU run does.
     void withoutAGpuTrainingFallsBackToTheCpu()
     {

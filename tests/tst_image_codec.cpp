@@ -2,8 +2,8 @@
 // tests/data/images/make_image_fixtures.py wrote (4:2:0 and 4:4:4 JPEG, progressive, gray,
 // RGBA, gray + alpha, palette and 16-bit PNG, each at every channel count TF takes); damaged
 // files refused with the file named; encoding round trips.
-#include "io/image_codec.h"
-#include "io/npy_file.h"
+#include "io/formats/image_codec.h"
+#include "io/formats/npy_file.h"
 #include "support/test_support.h"
 
 #include <QtTest>

@@ -3,8 +3,8 @@
 // decode_image's on_error (an error naming the file, or skipped and counted in the stats);
 // resize against TensorFlow's tf.image.resize (tests/data/images); the seeded augmentations
 // against naive references, deterministic for a seed on 1 and several threads.
-#include "io/image_codec.h"
-#include "io/npy_file.h"
+#include "io/formats/image_codec.h"
+#include "io/formats/npy_file.h"
 #include "support/pipeline_test_support.h"
 #include "support/test_support.h"
 

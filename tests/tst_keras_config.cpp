@@ -4,7 +4,7 @@
 // envelope — and every option Sluice lacks is refused naming the layer, the key and what is
 // supported.
 #include "support/test_support.h"
-#include "train/layer_registry.h"
+#include "train/model/layer_registry.h"
 
 #include <nlohmann/json.hpp>
 

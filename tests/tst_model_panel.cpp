@@ -3,9 +3,9 @@
 // (unknown keys kept); layer lists under QAbstractItemModelTester; class and optimizer changes,
 // renames, schedules and validation follow core's rules.
 #include "inspector/number_editor.h"
-#include "pipeline/element.h"
-#include "train/model.h"
-#include "train/training_config.h"
+#include "pipeline/engine/element.h"
+#include "train/model/model.h"
+#include "train/loop/training_config.h"
 #include "inspector/param_form.h"
 #include "model/error_location.h"
 #include "model/json_list_model.h"

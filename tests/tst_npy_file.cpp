@@ -1,6 +1,6 @@
 // Reading every .npy numpy writes (tests/data/npy, written by numpy; see make_fixtures.py)
 // and comparing with what numpy says is inside (fixtures.json).
-#include "io/npy_file.h"
+#include "io/formats/npy_file.h"
 #include "support/test_support.h"
 
 #include <QTemporaryDir>

@@ -1,5 +1,5 @@
 // The .npy header parser and formatter, including every malformed header a user may hand us.
-#include "io/npy_header.h"
+#include "io/formats/npy_header.h"
 
 #include <QtTest>
 

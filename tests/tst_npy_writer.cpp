@@ -1,7 +1,7 @@
 // Streaming .npy writing: rows appended in pieces, header rewritten in place, the file
 // appearing atomically; read back by Sluice and, where numpy is installed, by numpy.
-#include "io/npy_file.h"
-#include "io/npy_writer.h"
+#include "io/formats/npy_file.h"
+#include "io/writers/npy_writer.h"
 #include "support/test_support.h"
 
 #include <QDir>

@@ -1,7 +1,7 @@
 // .npz archives written by numpy (savez: stored, savez_compressed: deflated) and by our own
 // writer, and every way an archive can be damaged.
-#include "io/npz_file.h"
-#include "io/npz_writer.h"
+#include "io/formats/npz_file.h"
+#include "io/writers/npz_writer.h"
 #include "support/test_support.h"
 
 #include <QTemporaryDir>

@@ -3,9 +3,9 @@
 // initializers in the layouts ONNX's ops take (a GRU's gates kept, an LSTM's reordered, a Conv's
 // kernel permuted), BatchNormalization folded into a scale and shift computed here independently.
 // tests/python/test_export.py runs the graphs in onnxruntime against `sluice predict`.
-#include "pipeline/element.h"
-#include "train/model.h"
-#include "train/onnx_export.h"
+#include "pipeline/engine/element.h"
+#include "train/model/model.h"
+#include "train/interchange/onnx_export.h"
 
 #include <onnx/onnx_pb.h>
 

@@ -12,7 +12,7 @@
 #include "inspector/param_value.h"
 #include "inspector/parameter_inspector.h"
 #include "inspector/text_editors.h"
-#include "pipeline/op_registry.h"
+#include "pipeline/engine/op_registry.h"
 
 #include <QCheckBox>
 #include <QDialogButtonBox>

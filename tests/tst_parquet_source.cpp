@@ -3,8 +3,8 @@
 // the same values; column selection, nulls and column_defaults, several files, the same rows on
 // any number of threads, and damaged files, which must end in an error naming the file and never
 // in a crash (the suite runs under ASan/UBSan).
-#include "io/npy_file.h"
-#include "pipeline/parquet_file.h"
+#include "io/formats/npy_file.h"
+#include "pipeline/sources/parquet_file.h"
 #include "support/pipeline_test_support.h"
 #include "support/test_support.h"
 

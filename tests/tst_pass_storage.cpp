@@ -2,10 +2,10 @@
 // every source and order, the read-ahead of a shuffled pass stays within its budget, each file
 // is mapped once whatever the stages above it, an in-order pass releases the pages behind it,
 // and a pass that waits for storage is charged to its source with storage advice.
-#include "io/mapped_file.h"
-#include "io/npz_writer.h"
-#include "io/page_cache.h"
-#include "io/storage_probe.h"
+#include "io/storage/mapped_file.h"
+#include "io/writers/npz_writer.h"
+#include "io/storage/page_cache.h"
+#include "io/storage/storage_probe.h"
 #include "support/pipeline_test_support.h"
 
 #include <QTemporaryDir>

@@ -8,7 +8,7 @@
 #include "canvas/pipeline_view.h"
 #include "document/project_document.h"
 #include "document/project_validator.h"
-#include "io/image_codec.h"
+#include "io/formats/image_codec.h"
 #include "stage_palette_model.h"
 #include "support/pipeline_test_support.h"
 #include "support/test_support.h"

@@ -254,8 +254,10 @@ private Q_SLOTS:
             const qint64 destroyedAt = timer.elapsed();
             QVERIFY2(!r.ok() && contains(r.error().message(), "cancelled"),
                      qPrintable(QString("after %1 ms: %2").arg(returnedAt).arg(r.ok() ? "next() ended the pass" : r.error().message().c_str())));
-            QVERIFY2(returnedAt < 150, qPrintable(QString("%1: next() returned after %2 ms").arg(prefetch ? "prefetch" : "sync").arg(returnedAt)));
-            QVERIFY2(destroyedAt < 500, qPrintable(QString("%1: destroyed after %2 ms").arg(prefetch ? "prefetch" : "sync").arg(destroyedAt)));
+            // How promptly is a figure, not a test (no wall-clock thresholds in the suite): that
+            // next() ends cancelled, not by filtering 20 M rows to the end, is what is checked.
+            qInfo("%s: next() returned after %lld ms, destroyed after %lld ms", prefetch ? "prefetch" : "sync",
+                  static_cast<long long>(returnedAt), static_cast<long long>(destroyedAt));
         }
     }
 

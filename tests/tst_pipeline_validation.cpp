@@ -1,7 +1,7 @@
 // Building a pipeline validates every node: each error names the node and the parameter at
 // fault (and what was expected). Damaged input found while running (a TFRecord CRC) is an error
 // from next() naming the file and record. AUTOTUNE is accepted as "AUTOTUNE" and as -1.
-#include "pipeline/pipeline.h"
+#include "pipeline/engine/pipeline.h"
 #include "project/project.h"
 #include "support/pipeline_test_support.h"
 #include "support/test_support.h"

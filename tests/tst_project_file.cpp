@@ -344,6 +344,28 @@ private Q_SLOTS:
         QCOMPARE(p.topologicalOrder(), (Ids{"a", "b", "c"}));
     }
 
+    void walksUpAndDown()
+    {
+        // a ─┐           Upstream of out: nearest first, inputs in edge order, each node once
+        //    zip ─ m ─ out        (a diamond below zip reaches `src` twice).
+        // b ─┘
+        // src feeds a and b.
+        Project p = graph("[" + node("src") + "," + node("a") + "," + node("b") + "," + node("zip") + "," + node("m") + "," + node("out") + "]",
+                          R"([["src", "a"], ["src", "b"], ["a", "zip"], ["b", "zip"], ["zip", "m"], ["m", "out"]])");
+        QCOMPARE(p.upstreamOf("out"), (Ids{"m", "zip", "a", "b", "src"}));
+        QCOMPARE(p.upstreamOf("out", true), (Ids{"out", "m", "zip", "a", "b", "src"}));
+        QVERIFY(p.upstreamOf("src").empty());
+        QCOMPARE(p.downstreamOf("src"), (Ids{"a", "b", "zip", "m", "out"}));
+        QCOMPARE(p.downstreamOf("zip", true), (Ids{"zip", "m", "out"}));
+        QVERIFY(p.upstreamOf("nothing-here").empty());
+        // A cycle (a file can hold one; validation refuses it) ends the walk.
+        p = graph("[" + node("a") + "," + node("b") + "]", R"([["a", "b"]])");
+        p.edges.push_back(p.edges.front());
+        std::swap(p.edges.back().from, p.edges.back().to);
+        QCOMPARE(p.upstreamOf("a"), (Ids{"b"}));
+        QCOMPARE(p.downstreamOf("a", true), (Ids{"a", "b"}));
+    }
+
     void saveIsAtomicAndPretty()
     {
         Dir d;

@@ -1,10 +1,10 @@
 // Batch gathering from a mapping: every row exactly once per pass in either order, seeded
 // permutations, and bounded resident memory while scanning a file much larger than the
 // window the scan keeps.
-#include "io/npy_file.h"
-#include "io/npy_writer.h"
-#include "io/read_pass.h"
-#include "io/row_gather.h"
+#include "io/formats/npy_file.h"
+#include "io/writers/npy_writer.h"
+#include "io/storage/read_pass.h"
+#include "io/storage/row_gather.h"
 #include "support/test_support.h"
 #include "telemetry/process_memory.h"
 

@@ -1,4 +1,4 @@
-// The bridge between core and the UI (blueprint decision 3): a RunSession trains a project or
+// The bridge between core and the UI (docs/architecture.md, decision 3): a RunSession trains a project or
 // iterates its pipeline on a worker thread, delivers core's events coalesced (~25 signals a second
 // at most), stops promptly, reports bad projects from start(), drops results of superseded runs,
 // and can be destroyed while running.

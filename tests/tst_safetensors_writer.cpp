@@ -2,7 +2,7 @@
 // header length, a JSON header padded to 8 bytes, tensors back to back at the offsets the
 // header gives; and the names and sizes that must be refused. The Python suite
 // (tests/python/test_export.py) reads the files with the safetensors package itself.
-#include "io/safetensors_writer.h"
+#include "io/writers/safetensors_writer.h"
 
 #include <nlohmann/json.hpp>
 

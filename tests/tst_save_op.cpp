@@ -3,7 +3,7 @@
 // shards, GZIP, batched or not; a pass that stops early writes no manifest and leaves a dataset
 // saved before it intact; later passes do not rewrite; bad parameters are build errors that
 // name the parameter.
-#include "io/shard_writer.h"
+#include "io/writers/shard_writer.h"
 #include "support/pipeline_test_support.h"
 #include "support/test_support.h"
 

@@ -1,10 +1,10 @@
 // Sharded datasets: TFRecord and npy shards written in parallel, one thread per shard, read
 // back by Sluice's readers; the manifest written last, and nothing left under a final name by
 // a writer that never committed.
-#include "io/npy_file.h"
-#include "io/shard_writer.h"
-#include "io/tf_example.h"
-#include "io/tfrecord_reader.h"
+#include "io/formats/npy_file.h"
+#include "io/writers/shard_writer.h"
+#include "io/formats/tf_example.h"
+#include "io/formats/tfrecord_reader.h"
 #include "support/test_support.h"
 
 #include <QDir>

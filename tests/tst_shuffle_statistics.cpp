@@ -5,7 +5,7 @@
 // (random_access.h): a seeded Fisher–Yates table up to 65,536 rows, a 6-round Feistel network
 // keyed from the seed above; pseudo-random, not a uniform draw from all n! orders
 // (docs/reference.md says so). Small n is where a Feistel network alone failed these tests.
-#include "pipeline/random_access.h"
+#include "pipeline/engine/random_access.h"
 #include "support/pipeline_test_support.h"
 
 #include <QtTest>

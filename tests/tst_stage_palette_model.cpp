@@ -1,7 +1,7 @@
 // The stage palette's model and its search filter: every registered op once, in its group, with a
 // tooltip naming each parameter; drag data carrying the op name; both models under
 // QAbstractItemModelTester.
-#include "pipeline/op_registry.h"
+#include "pipeline/engine/op_registry.h"
 #include "stage_palette_filter.h"
 #include "stage_palette_model.h"
 

@@ -1,7 +1,7 @@
 // The storage probe: which device a file lives on, random reads measured around the page cache,
 // and the per-device records that profiles look up (a damaged records file is ignored, never
 // fatal). The records go to a temporary file, never the user's.
-#include "io/storage_probe.h"
+#include "io/storage/storage_probe.h"
 
 #include "support/pipeline_test_support.h"
 #include "support/test_support.h"

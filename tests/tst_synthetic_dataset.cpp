@@ -1,8 +1,8 @@
 // Synthetic datasets: shapes and dtypes as asked, the same bytes whatever the thread count,
 // labels in range, targets that really depend on the features, class shares under
 // --imbalance, sensor windows (smooth, anomalies flagged), and refused specs.
-#include "io/npy_file.h"
-#include "io/synthetic_dataset.h"
+#include "io/formats/npy_file.h"
+#include "io/synthetic/synthetic_dataset.h"
 #include "support/test_support.h"
 
 #include <QDir>

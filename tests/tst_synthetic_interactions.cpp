@@ -2,8 +2,8 @@
 // thread count or chunk size, columns the CSV reader parses with values in range, the structure a
 // model is meant to learn (clicks and ratings follow the hidden affinity, popularity is skewed),
 // and refused specs and cancelled writes that leave nothing behind.
-#include "io/csv_reader.h"
-#include "io/synthetic_interactions.h"
+#include "io/formats/csv_reader.h"
+#include "io/synthetic/synthetic_interactions.h"
 #include "support/test_support.h"
 
 #include <QDir>

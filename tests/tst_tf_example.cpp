@@ -1,6 +1,6 @@
 // tf.train.Example decoding from hand-built wire bytes: packed and unpacked lists, negative
 // int64s, unknown fields, and damaged lengths that must be errors, not reads past the end.
-#include "io/tf_example.h"
+#include "io/formats/tf_example.h"
 #include "support/tfrecord_writer.h"
 
 #include <QtTest>

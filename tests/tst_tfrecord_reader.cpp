@@ -1,7 +1,7 @@
 // TFRecord framing: files written by TensorFlow (tests/data/tfrecord, make_tfrecord_fixtures.py),
 // plain and GZIP, and every kind of damage: CRCs, truncation, junk.
-#include "io/tf_example.h"
-#include "io/tfrecord_reader.h"
+#include "io/formats/tf_example.h"
+#include "io/formats/tfrecord_reader.h"
 #include "support/test_support.h"
 
 #include <QTemporaryDir>

@@ -1,10 +1,10 @@
 // Writing TFRecord files of tf.train.Example: byte for byte what TensorFlow writes
 // (tests/data/tfrecord_writer, make_reference.py), GZIP equal once inflated, read back by
 // Sluice's reader and decoder, and atomic: nothing under the final name before commit().
-#include "io/tf_example.h"
-#include "io/tf_example_writer.h"
-#include "io/tfrecord_reader.h"
-#include "io/tfrecord_writer.h"
+#include "io/formats/tf_example.h"
+#include "io/writers/tf_example_writer.h"
+#include "io/formats/tfrecord_reader.h"
+#include "io/writers/tfrecord_writer.h"
 #include "support/test_support.h"
 
 #include <QDir>

@@ -3,9 +3,9 @@
 // padding written out, refusals naming the layer and key, and (where a Python 3 is found) that
 // the file compiles. tests/python/test_export.py runs the files under PyTorch against
 // `sluice predict`.
-#include "pipeline/element.h"
-#include "train/model.h"
-#include "train/torch_export.h"
+#include "pipeline/engine/element.h"
+#include "train/model/model.h"
+#include "train/interchange/torch_export.h"
 
 #include <nlohmann/json.hpp>
 

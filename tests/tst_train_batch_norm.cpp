@@ -8,9 +8,9 @@
 // the configuration and build errors.
 #include "support/gradient_check.h"
 
-#include "pipeline/element.h"
-#include "train/layer_registry.h"
-#include "train/model.h"
+#include "pipeline/engine/element.h"
+#include "train/model/layer_registry.h"
+#include "train/model/model.h"
 
 #include <QTemporaryDir>
 #include <QtTest>

@@ -14,12 +14,12 @@
 #include "support/train_reference.h"
 #include "support/train_test_support.h"
 
-#include "pipeline/element.h"
-#include "train/batch_slicer.h"
-#include "train/gradient_reducer.h"
-#include "train/model.h"
-#include "train/optimizer.h"
-#include "train/replica.h"
+#include "pipeline/engine/element.h"
+#include "train/loop/batch_slicer.h"
+#include "train/distribute/gradient_reducer.h"
+#include "train/model/model.h"
+#include "train/objectives/optimizer.h"
+#include "train/loop/replica.h"
 
 #include <QtTest>
 

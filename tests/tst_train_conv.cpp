@@ -7,9 +7,9 @@
 #include "support/gradient_check.h"
 #include "support/train_reference.h"
 
-#include "train/initializers.h"
-#include "train/layer_registry.h"
-#include "train/layers/conv_direct.h"
+#include "train/model/initializers.h"
+#include "train/model/layer_registry.h"
+#include "train/layers/conv/conv_direct.h"
 
 #include <QtTest>
 

@@ -1,5 +1,5 @@
 // The Keras Embedding layer (train/layers/embedding.cpp) and the row-sparse path its table takes
-// through a training step (train/step_update.h): forward and backward against a naive lookup and
+// through a training step (train/loop/step_update.h): forward and backward against a naive lookup and
 // scatter-add, the table's gradient against finite differences, training steps against PyTorch
 // (tests/data/train/embedding_reference.json, from make_embedding_reference.py) with dense
 // updates (Keras; torch.optim.Adam) and lazy ones (sparse_updates; torch.optim.SparseAdam),
@@ -15,15 +15,15 @@
 #include "support/train_reference.h"
 #include "support/train_test_support.h"
 
-#include "pipeline/element.h"
-#include "train/batch_slicer.h"
-#include "train/gradient_reducer.h"
-#include "train/layer_registry.h"
-#include "train/model.h"
-#include "train/optimizer.h"
-#include "train/replica.h"
-#include "train/step_update.h"
-#include "train/trainer.h"
+#include "pipeline/engine/element.h"
+#include "train/loop/batch_slicer.h"
+#include "train/distribute/gradient_reducer.h"
+#include "train/model/layer_registry.h"
+#include "train/model/model.h"
+#include "train/objectives/optimizer.h"
+#include "train/loop/replica.h"
+#include "train/loop/step_update.h"
+#include "train/loop/trainer.h"
 
 #include <QTemporaryDir>
 #include <QtTest>

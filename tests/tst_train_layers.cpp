@@ -4,9 +4,9 @@
 // do not depend on how a batch is split, Keras's initializer statistics, and registry errors.
 #include "support/gradient_check.h"
 
-#include "train/activations.h"
-#include "train/initializers.h"
-#include "train/layer_registry.h"
+#include "train/model/activations.h"
+#include "train/model/initializers.h"
+#include "train/model/layer_registry.h"
 
 #include <QtTest>
 

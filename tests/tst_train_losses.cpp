@@ -3,7 +3,7 @@
 // naive double reference written here from the Keras formulas; every gradient against finite
 // differences (weighted, scaled, class-weighted); class weights; shape and spec errors. The
 // metrics are tst_train_metrics's.
-#include "train/loss.h"
+#include "train/objectives/loss.h"
 #include "support/gradient_check.h"
 #include "support/train_reference.h"
 

@@ -1,7 +1,7 @@
 // Keras metrics: results against Keras 3 (keras_reference.json, written by the script next to
 // it), states of two halves of a batch merged into the whole's; accuracy resolved from the loss
 // and from_logits; weighted mean errors; AUC against an exact weighted AUC; unknown names.
-#include "train/metrics.h"
+#include "train/objectives/metrics.h"
 #include "support/train_reference.h"
 
 #include <QtTest>

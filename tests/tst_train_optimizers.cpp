@@ -3,7 +3,7 @@
 // itself (keras_reference.json); a naive double reference written here from the Keras equations;
 // chunked parallel updates equal to small serial ones; slots for checkpoints; clipByGlobalNorm;
 // schedules against their formulas and Keras's CosineDecay; spec errors.
-#include "train/optimizer.h"
+#include "train/objectives/optimizer.h"
 #include "support/gradient_check.h"
 #include "support/train_reference.h"
 

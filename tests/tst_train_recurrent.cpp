@@ -3,9 +3,9 @@
 // against finite differences, Keras's weight shapes, the vectorised gate activations against
 // std::, the configuration and shape errors, and the unit-forget bias initializer.
 #include "support/gradient_check.h"
-#include "train/initializers.h"
-#include "train/layer_registry.h"
-#include "train/layers/recurrent_internal.h"
+#include "train/model/initializers.h"
+#include "train/model/layer_registry.h"
+#include "train/layers/recurrent/recurrent_internal.h"
 
 #include <QtTest>
 

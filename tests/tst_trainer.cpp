@@ -2,13 +2,14 @@
 // replica on the global batch, a resumed run equals an uninterrupted one, gradients of whole
 // models (fan-out, several inputs and outputs, sample and class weights) match finite
 // differences, guards stop bad runs with messages that name what went wrong.
-#include "pipeline/pipeline.h"
+#include "pipeline/engine/pipeline.h"
 #include "support/gradient_check.h"
 #include "support/pipeline_test_support.h"
 #include "support/train_test_support.h"
-#include "train/batch_slicer.h"
-#include "train/model.h"
-#include "train/replica.h"
+#include "train/loop/batch_slicer.h"
+#include "train/loop/checkpoint.h"
+#include "train/model/model.h"
+#include "train/loop/replica.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -256,6 +257,74 @@ private Q_SLOTS:
                     j->erase(timing);
             QVERIFY2(e == want, qPrintable(QString::fromStdString(e.dump() + "\n" + want.dump())));
         }
+    }
+
+    // A checkpoint whose training state was damaged (a type changed by a hand edit or a bad
+    // disk) is passed over, named, and the run resumes from the one before: to the same weights.
+    void aDamagedCheckpointStateFallsBackToTheOneBefore()
+    {
+        const auto doc = trainingProject(mlpModel(), {{"epochs", 2}, {"seed", 3}, {"checkpoint", {{"every_steps", 1}, {"keep", 3}}}}, 32);
+        auto uninterrupted = runTraining(doc, dir());
+        QVERIFY2(uninterrupted.error.empty(), uninterrupted.error.c_str());
+        train::TrainerOptions first;
+        first.checkpointDir = dir() + "/damaged";
+        auto stopped = runTraining(doc, dir(), first, [](train::Trainer &t, const nlohmann::json &e) {
+            if (e.value("event", "") == "step" && e.value("step", 0) == 5)
+                t.requestCancel();
+        });
+        QCOMPARE(stopped.outcome.steps, std::int64_t(5));
+        int copy = 0;
+        for (const char *damage : {R"("pass_counters": "three")", R"("metric_states": [[1, "x"]])", R"("step": -4)"}) {
+            // Each damage on a copy of the interrupted run's checkpoints (3, 4 and 5).
+            train::TrainerOptions again = first;
+            again.checkpointDir = dir() + "/damaged-" + std::to_string(++copy);
+            std::filesystem::copy(first.checkpointDir, again.checkpointDir);
+            QVERIFY(rewriteCheckpointState(train::checkpointPath(again.checkpointDir, 5), damage));
+            again.resume = true;
+            auto resumed = runTraining(doc, dir(), again);
+            QVERIFY2(resumed.error.empty(), resumed.error.c_str());
+            const auto said = resumed.eventsOf("resumed");
+            QCOMPARE(said.size(), std::size_t(1));
+            QCOMPARE(said[0]["step"].get<int>(), 4);
+            const std::string key = nlohmann::json::parse(std::string("{") + damage + "}").begin().key();
+            QVERIFY2(contains(noticesOf(resumed), "ckpt-0000000005.npz") && contains(noticesOf(resumed), "\"" + key + "\""),
+                     noticesOf(resumed).c_str());
+            QVERIFY(resumed.weights == uninterrupted.weights);
+        }
+    }
+
+    // A failure while the processes sum the epoch's metrics (a lost MPI peer) fails the run,
+    // named, instead of reporting one process's metrics as everyone's.
+    void aFailedMetricSumFailsTheRun()
+    {
+        // In-process sums, except the metric states (MeanAbsoluteError's two numbers: every
+        // other sum of this one-output model has three).
+        class FailingMetricSums final : public train::GradientReducer
+        {
+        public:
+            std::string name() const override { return "failing"; }
+            Status sumRanges(std::span<std::vector<float> *const> b, std::span<const train::FloatRange> r) override { return m_inner->sumRanges(b, r); }
+            Status sumRows(std::span<std::vector<float> *const> b, std::size_t offset, std::size_t rowSize,
+                           std::span<const std::vector<std::int64_t> *const> rows, std::vector<std::int64_t> &used) override
+            {
+                return m_inner->sumRows(b, offset, rowSize, rows, used);
+            }
+            Status sumAcrossProcesses(std::span<double> values) override
+            {
+                if (values.size() == 2)
+                    return Error::failed("MPI_Allreduce", "process 1 is gone");
+                return m_inner->sumAcrossProcesses(values);
+            }
+            Status broadcastFromFirst(std::span<float> values) override { return m_inner->broadcastFromFirst(values); }
+
+        private:
+            std::unique_ptr<train::GradientReducer> m_inner = train::makeInProcessReducer();
+        } failing;
+        train::TrainerOptions options;
+        options.reducer = &failing;
+        auto run = runTraining(trainingProject(mlpModel(), {{"epochs", 1}}, 32), dir(), options);
+        QVERIFY2(contains(run.error, "MPI_Allreduce") && contains(run.error, "process 1 is gone"), run.error.c_str());
+        QVERIFY(run.eventsOf("epoch_end").empty());
     }
 
     void checkpointsAreKeptAndPruned()

@@ -8,7 +8,7 @@
 #include "gui/compare_runs_dialog.h"
 #include "gui/main_window.h"
 #include "support/dialog_answerer.h"
-#include "train/onnx_export.h"
+#include "train/interchange/onnx_export.h"
 #include "support/pipeline_test_support.h"
 #include "support/test_support.h"
 #include "support/train_test_support.h"

@@ -2,11 +2,11 @@
 // when every file-list source has a file for each worker (worker w keeps files w, w+W, ...), else
 // by element (a shard stage right before the batch); the global batch divided by the workers, and
 // refused when it does not divide.
-#include "io/image_codec.h"
+#include "io/formats/image_codec.h"
 #include "project/project.h"
 #include "support/pipeline_test_support.h"
 #include "support/test_support.h"
-#include "train/worker_sharding.h"
+#include "train/distribute/worker_sharding.h"
 
 #include <QTemporaryDir>
 #include <QtTest>

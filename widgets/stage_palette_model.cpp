@@ -1,6 +1,6 @@
 #include "stage_palette_model.h"
 
-#include "pipeline/op_registry.h"
+#include "pipeline/engine/op_registry.h"
 
 #include <QMimeData>
 

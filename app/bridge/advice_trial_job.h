@@ -8,7 +8,7 @@
 // the owner's (GUI) thread. One trial at a time runs on its own std::thread; the destructor
 // cancels it and joins (a round in progress stops within one pipeline element).
 
-#include "pipeline/advice_trial.h"
+#include "pipeline/profile/advice_trial.h"
 
 #include <QJsonObject>
 #include <QObject>

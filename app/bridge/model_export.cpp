@@ -1,13 +1,13 @@
 #include "bridge/model_export.h"
 
-#include "io/atomic_file.h"
-#include "io/npz_writer.h"
-#include "io/safetensors_writer.h"
-#include "train/keras_export.h"
-#include "train/onnx_export.h"
-#include "pipeline/pipeline.h"
-#include "train/model.h"
-#include "train/torch_export.h"
+#include "io/writers/atomic_file.h"
+#include "io/writers/npz_writer.h"
+#include "io/writers/safetensors_writer.h"
+#include "train/interchange/keras_export.h"
+#include "train/interchange/onnx_export.h"
+#include "pipeline/engine/pipeline.h"
+#include "train/model/model.h"
+#include "train/interchange/torch_export.h"
 
 #include <QDir>
 #include <QFile>

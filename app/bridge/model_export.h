@@ -28,11 +28,11 @@ struct ModelExport
 // gave it; a failed write is Error::Kind::Failed (the CLI exits 1).
 Result<ModelExport> exportSafetensors(const Project &project, const std::string &weightsNpz, const std::string &outFile);
 
-// The same model as a Keras 3 .keras archive (train/keras_export.h), which keras.saving.load_model
+// The same model as a Keras 3 .keras archive (train/interchange/keras_export.h), which keras.saving.load_model
 // reads; ModelExport::modelPy stays empty.
 Result<ModelExport> exportKeras(const Project &project, const std::string &weightsNpz, const std::string &outFile);
 
-// The same model as an ONNX inference graph, opset 17 (train/onnx_export.h), which onnxruntime runs.
+// The same model as an ONNX inference graph, opset 17 (train/interchange/onnx_export.h), which onnxruntime runs.
 Result<ModelExport> exportOnnx(const Project &project, const std::string &weightsNpz, const std::string &outFile);
 
 } // namespace sluice::bridge

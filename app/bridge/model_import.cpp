@@ -1,10 +1,10 @@
 #include "bridge/model_import.h"
 
-#include "io/npz_writer.h"
-#include "pipeline/element.h"
-#include "pipeline/pipeline.h"
-#include "train/keras_import.h"
-#include "train/model.h"
+#include "io/writers/npz_writer.h"
+#include "pipeline/engine/element.h"
+#include "pipeline/engine/pipeline.h"
+#include "train/interchange/keras_import.h"
+#include "train/model/model.h"
 
 #include <QDir>
 #include <QFileInfo>

@@ -1,5 +1,5 @@
 #pragma once
-// Importing a Keras 3 model into a project (train/keras_import.h): what `sluice import` and the
+// Importing a Keras 3 model into a project (train/interchange/keras_import.h): what `sluice import` and the
 // workbench's File ▸ Import Keras Model both do. The model is read and built against the Keras
 // inputs' shapes, so that weights disagreeing with the config are refused before anything is
 // written; its weights go to "<model file's name>.weights.npz" beside the project (an existing

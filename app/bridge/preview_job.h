@@ -5,10 +5,10 @@
 // Threading contract: request(), the destructor and the signals belong to the owner's (GUI)
 // thread. One worker std::thread runs one preview at a time; a request made while it works
 // replaces any waiting one, so however fast the user clicks there is at most one preview
-// running and one waiting, and only the newest request's result is emitted (style.md, stale
+// running and one waiting, and only the newest request's result is emitted (docs/architecture.md, stale
 // results). The destructor waits for the preview being taken and drops the waiting one.
 
-#include "pipeline/preview.h"
+#include "pipeline/engine/preview.h"
 
 #include <QObject>
 #include <QString>

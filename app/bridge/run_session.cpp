@@ -1,11 +1,12 @@
 #include "bridge/run_session.h"
 
 #include "cli/run_output.h"
-#include "io/atomic_file.h"
+#include "io/writers/atomic_file.h"
 #include "events/run_events.h"
-#include "pipeline/pipeline.h"
-#include "train/trainer.h"
-#include "train/training_config.h"
+#include "pipeline/engine/pipeline.h"
+#include "train/loop/trainer.h"
+#include "train/loop/training_config.h"
+#include "events/run_folder.h"
 
 #include <QPointer>
 
@@ -148,7 +149,7 @@ struct RunSession::Run
     {
         const train::RunOutcome outcome = trainer->run();
         if (!runFolder.empty() && outcome.status != train::RunStatus::Failed) {
-            if (auto saved = trainer->model().saveWeights(runFolder + "/weights.npz", trainer->weights()); !saved.ok()) {
+            if (auto saved = trainer->model().saveWeights(runfolder::path(runFolder, runfolder::kWeights), trainer->weights()); !saved.ok()) {
                 end(Status::Failed, QString::fromStdString(saved.error().message()));
                 return;
             }
@@ -304,17 +305,13 @@ RunSession::~RunSession()
     m_retired.clear();
 }
 
+// The Q_ENUM mirrors core's RunStatus (Qt registers only enums declared in the class).
+static_assert(int(RunSession::Status::Ok) == int(RunStatus::Ok) && int(RunSession::Status::Failed) == int(RunStatus::Failed) &&
+              int(RunSession::Status::Cancelled) == int(RunStatus::Cancelled));
+
 QString RunSession::statusName(Status status)
 {
-    switch (status) {
-    case Status::Ok:
-        return QStringLiteral("ok");
-    case Status::Failed:
-        return QStringLiteral("failed");
-    case Status::Cancelled:
-        return QStringLiteral("cancelled");
-    }
-    return QStringLiteral("failed");
+    return QString::fromLatin1(runStatusName(RunStatus(int(status))));
 }
 
 std::optional<QString> RunSession::start(const Project &project, const Options &options)
@@ -419,7 +416,7 @@ bool RunSession::isPaused() const
 std::optional<QString> RunSession::openRecord(Run &run, const Project &project, const std::string &folder)
 {
     // Never overwrite an earlier run's record (as `sluice run --out` refuses to).
-    if (std::filesystem::exists(folder + "/events.jsonl"))
+    if (std::filesystem::exists(runfolder::path(folder, runfolder::kEvents)))
         return QStringLiteral("%1: holds an earlier run; choose another folder").arg(QString::fromStdString(folder));
     std::error_code ec;
     run.createdRunFolder = !std::filesystem::exists(folder);
@@ -433,7 +430,7 @@ std::optional<QString> RunSession::openRecord(Run &run, const Project &project, 
     run.record = std::make_unique<cli::RunOutput>(options);
     if (auto problem = run.record->open())
         return QStringLiteral("%1: %2").arg(QString::fromStdString(folder), QString::fromStdString(*problem));
-    if (auto file = AtomicFile::create(folder + "/project.sluice"); file.ok()) {
+    if (auto file = AtomicFile::create(runfolder::path(folder, runfolder::kProject)); file.ok()) {
         if (file->write(project.toJson().dump(2) + "\n").ok())
             (void)file->commit();
     }

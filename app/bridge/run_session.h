@@ -1,5 +1,5 @@
 #pragma once
-// The bridge of blueprint decision 3: runs a project in core on a worker thread and hands its
+// The bridge of docs/architecture.md, decision 3: runs a project in core on a worker thread and hands its
 // events to the UI as coalesced Qt signals. A project with a model is trained (train::Trainer,
 // the same events `sluice run --json` prints); a pipeline-only project is iterated as
 // `sluice run --profile` does, reporting its stage statistics.
@@ -16,7 +16,7 @@
 //  - Every signal carries the id of its run. Starting a new run while one is in progress
 //    supersedes it: the old run is cancelled, and nothing of it (buffered events, its finished())
 //    is emitted any more. Receivers connected with Qt::QueuedConnection should still compare the
-//    id with runId() and drop results of a superseded run (style.md, "stale results").
+//    id with runId() and drop results of a superseded run (docs/architecture.md, "stale results").
 //  - Slots connected to finished() may call start() again; delete the session with deleteLater(),
 //    not from inside one of its own signals.
 //  - stop() only asks core to stop and returns at once; the destructor stops and joins the

@@ -1,5 +1,5 @@
 #pragma once
-// What every command shares: the exit codes of blueprint decision 9, error printing as
+// What every command shares: the exit codes of docs/architecture.md, decision 9, error printing as
 // "sluice: <what>: <why>", and parsing of option values with messages that name the option.
 
 #include "io/error.h"

@@ -1,7 +1,7 @@
 #include "cli/pipeline_options.h"
 
 #include "cli/cli_support.h"
-#include "train/training_config.h"
+#include "train/loop/training_config.h"
 
 #include <cstdio>
 

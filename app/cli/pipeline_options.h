@@ -1,9 +1,9 @@
 #pragma once
 // What `run` and `preview` share: loading the project named on the command line and turning
-// --threads / --seed / --node into PipelineOptions, with errors printed as blueprint decision 9
+// --threads / --seed / --node into PipelineOptions, with errors printed as docs/architecture.md, decision 9
 // says (exit code 2 for bad input).
 
-#include "pipeline/pipeline.h"
+#include "pipeline/engine/pipeline.h"
 #include "project/project.h"
 
 #include <QCommandLineParser>

@@ -1,7 +1,8 @@
 #include "cli/run_output.h"
 
-#include "io/atomic_file.h"
-#include "io/csv_text.h"
+#include "io/writers/atomic_file.h"
+#include "io/formats/csv_text.h"
+#include "events/run_folder.h"
 
 #include <unistd.h>
 
@@ -48,14 +49,14 @@ std::optional<std::string> RunOutput::open()
     std::filesystem::create_directories(m_options.outDir, ec);
     if (ec)
         return m_options.outDir + ": cannot create the folder: " + ec.message();
-    const std::string events = m_options.outDir + "/events.jsonl";
+    const std::string events = runfolder::path(m_options.outDir, runfolder::kEvents);
     m_events = std::fopen(events.c_str(), m_options.resume ? "a" : "w");
     if (!m_events)
         return events + ": cannot write";
     if (m_options.resume) {
         // Keep the epochs the interrupted run finished.
-        if (std::filesystem::exists(m_options.outDir + "/metrics.csv")) {
-            auto table = readCsvTable(m_options.outDir + "/metrics.csv");
+        if (std::filesystem::exists(runfolder::path(m_options.outDir, runfolder::kMetrics))) {
+            auto table = readCsvTable(runfolder::path(m_options.outDir, runfolder::kMetrics));
             if (!table)
                 return table.error().message();
             m_columns = std::move(table->columns);
@@ -229,7 +230,7 @@ void RunOutput::writeMetricsCsv()
     std::string text = csvLine(m_columns);
     for (const auto &r : m_rows)
         text += csvLine(r);
-    auto file = AtomicFile::create(m_options.outDir + "/metrics.csv");
+    auto file = AtomicFile::create(runfolder::path(m_options.outDir, runfolder::kMetrics));
     if (!file)
         return;
     if (file->write(std::as_bytes(std::span(text.data(), text.size()))).ok())

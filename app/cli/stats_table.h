@@ -3,7 +3,7 @@
 // summary shown while it runs.
 
 #include "io/text_format.h"
-#include "pipeline/pipeline_stats.h"
+#include "pipeline/profile/pipeline_stats.h"
 
 #include <string>
 

@@ -1,4 +1,5 @@
 #include "cli/weights_argument.h"
+#include "events/run_folder.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -8,7 +9,7 @@ namespace sluice::cli {
 std::string weightsFile(const QString &value)
 {
     if (QFileInfo(value).isDir())
-        return QDir(value).filePath("weights.npz").toStdString();
+        return QDir(value).filePath(QString::fromLatin1(runfolder::kWeights)).toStdString();
     return value.toStdString();
 }
 

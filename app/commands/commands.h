@@ -1,10 +1,26 @@
 #pragma once
 // The headless commands of the `sluice` executable. Each takes its arguments with the
-// command name first and returns the process exit code (cli::ExitCode).
+// command name first and returns the process exit code (cli::ExitCode). The commands live in
+// folders by family (data/, run/, models/, bench/); each family adds its own to the table
+// (<family>_commands.cpp), and main.cpp looks a command up there.
 
+#include <QString>
 #include <QStringList>
 
+#include <map>
+
 namespace sluice::commands {
+
+using Command = int (*)(const QStringList &arguments);
+using CommandTable = std::map<QString, Command>;
+
+// Every command by the name the user types.
+const CommandTable &allCommands();
+// Each family's share of the table.
+void addDataCommands(CommandTable &table);   // inspect, gen, convert, ops, preview
+void addRunCommands(CommandTable &table);    // run, predict
+void addModelCommands(CommandTable &table);  // import, export
+void addBenchCommands(CommandTable &table);  // bench (read, pipeline, train, storage)
 
 int inspect(const QStringList &arguments);
 int gen(const QStringList &arguments);

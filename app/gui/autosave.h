@@ -3,7 +3,7 @@
 // its state every ~30 s to a recovery file of its own (never over the user's project file);
 // a clean save, or closing without saving, removes it. A recovery file still there at start
 // belongs to a session that ended without cleaning up (a crash, a kill): the workbench offers it
-// back. Files are written atomically (blueprint decision 10).
+// back. Files are written atomically (docs/architecture.md, decision 10).
 //
 // Layout: <app data>/autosave/<key>.sluice (the project JSON) and <key>.json
 // {"original": path or "", "pid": n, "saved_at": ISO time}.

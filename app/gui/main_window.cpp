@@ -11,8 +11,8 @@
 #include "gui/welcome_page.h"
 #include "inspector/parameter_inspector.h"
 #include "model/model_panel.h"
-#include "pipeline/host_ops.h"
-#include "pipeline/op_registry.h"
+#include "pipeline/ops/host_ops.h"
+#include "pipeline/engine/op_registry.h"
 #include "preview/preview_panel.h"
 #include "profile/profile_panel.h"
 #include "stage_palette_filter.h"
@@ -424,18 +424,9 @@ QString MainWindow::batchStage() const
     if (!output)
         return {};
     QStringList found;
-    std::vector<std::string> stack{*output};
-    std::set<std::string> seen;
-    while (!stack.empty()) {
-        const std::string id = stack.back();
-        stack.pop_back();
-        if (!seen.insert(id).second)
-            continue;
+    for (const std::string &id : project.upstreamOf(*output, true))
         if (const PipelineNode *node = project.findNode(id); node && node->op == "batch")
             found << QString::fromStdString(id);
-        for (const std::string &input : project.inputsOf(id))
-            stack.push_back(input);
-    }
     return found.size() == 1 ? found.front() : QString();
 }
 

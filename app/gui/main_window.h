@@ -4,7 +4,7 @@
 // ProjectDocument and connects the views to it; all computing happens in core through the
 // bridge (RunSession, PreviewJob) and the background validator, so the window never waits.
 //
-// The class is split by feature across files (style.md, small rooms):
+// The class is split by feature across files (docs/architecture.md, small rooms):
 //   main_window.cpp          construction, docks, the document's views
 //   main_window_actions.cpp  actions, menus, toolbar, shortcuts, theme, about
 //   main_window_files.cpp    new / open / save / recent / autosave and recovery / close

@@ -7,7 +7,7 @@
 #include "gui/theme.h"
 #include "gui/toolbar_icons.h"
 #include "gui/user_guide.h"
-#include "train/device_query.h"
+#include "train/gpu/device_query.h"
 
 #include <QAction>
 #include <QActionGroup>

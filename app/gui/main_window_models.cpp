@@ -7,6 +7,7 @@
 
 #include "console/run_console.h"
 #include "document/project_document.h"
+#include "events/run_folder.h"
 
 #include <QDir>
 #include <QFile>
@@ -26,7 +27,7 @@ namespace {
 // folder, where they were written relative to), or the open one when the run kept no copy.
 Project projectOfRun(const Project &open, const QString &runFolder)
 {
-    QFile file(QDir(runFolder).filePath(QStringLiteral("project.sluice")));
+    QFile file(QDir(runFolder).filePath(QString::fromLatin1(runfolder::kProject)));
     if (!file.open(QIODevice::ReadOnly))
         return open;
     const auto document = nlohmann::json::parse(file.readAll().toStdString(), nullptr, false);
@@ -41,7 +42,7 @@ Project projectOfRun(const Project &open, const QString &runFolder)
 bool MainWindow::canExportModel() const
 {
     return m_document && !m_document->project().model.is_null() && !m_session->isRunning() && !m_exportJob->isRunning() &&
-           !m_lastRunFolder.isEmpty() && QFileInfo::exists(QDir(m_lastRunFolder).filePath(QStringLiteral("weights.npz")));
+           !m_lastRunFolder.isEmpty() && QFileInfo::exists(QDir(m_lastRunFolder).filePath(QString::fromLatin1(runfolder::kWeights)));
 }
 
 void MainWindow::exportModel()
@@ -70,7 +71,7 @@ void MainWindow::exportModelTo(const QString &path)
     const Format format = path.endsWith(QStringLiteral(".keras"), Qt::CaseInsensitive)  ? Format::Keras
                           : path.endsWith(QStringLiteral(".onnx"), Qt::CaseInsensitive) ? Format::Onnx
                                                                                          : Format::Safetensors;
-    if (!m_exportJob->start(project, QDir(m_lastRunFolder).filePath(QStringLiteral("weights.npz")), path, format))
+    if (!m_exportJob->start(project, QDir(m_lastRunFolder).filePath(QString::fromLatin1(runfolder::kWeights)), path, format))
         return;
     statusBar()->showMessage(tr("Exporting the model of %1…").arg(QFileInfo(m_lastRunFolder).fileName()));
     updateActions();

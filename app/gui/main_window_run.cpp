@@ -15,6 +15,7 @@
 #include "profile/profile_panel.h"
 #include "telemetry/cpu_usage.h"
 #include "telemetry/nvml_telemetry.h"
+#include "events/run_folder.h"
 
 #include <QDateTime>
 #include <QDir>
@@ -71,7 +72,7 @@ void MainWindow::startRun()
     bridge::RunSession::Options options;
     options.runFolder = newRunFolder().toStdString();
     if (training)
-        options.checkpointDir = options.runFolder + "/checkpoints";
+        options.checkpointDir = runfolder::path(options.runFolder, runfolder::kCheckpoints);
     else
         options.minSeconds = 10; // a profile long enough for the charts and the tuner to settle; Stop ends it sooner
     if (auto problem = m_session->start(m_document->project(), options)) {

@@ -1,6 +1,6 @@
 #pragma once
 // The workbench's entry point: `sluice [PROJECT]` with a display. main() decides between this
-// and a headless command before any application object exists (style.md, headless before GUI).
+// and a headless command before any application object exists (docs/architecture.md, headless before GUI).
 
 #include <QStringList>
 

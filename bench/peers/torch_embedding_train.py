@@ -11,7 +11,7 @@ Two ways PyTorch users train a large table, one JSON line each per table size:
   - "dense": nn.Embedding with Adam over everything (Keras's semantics; the cost follows the table).
 Adam: lr 1e-3, eps 1e-7 (Keras's default). Threads: torch.set_num_threads(--threads).
 --zipf S draws the ids with Zipf-like popularity of exponent S, spread over the table by a seeded
-permutation: the same law as `sluice bench train --ids-zipf S` (core/io/zipf_ids.h).
+permutation: the same law as `sluice bench train --ids-zipf S` (core/io/synthetic/zipf_ids.h).
 
 usage: torch_embedding_train.py [--rows 10000,1000000] [--batch 1024] [--steps 50] [--warmup 10]
                                 [--runs 3] [--threads 2] [--modes sparse,dense] [--zipf S]

@@ -3,6 +3,8 @@
 #include "io/json_fields.h"
 
 #include <algorithm>
+#include <concepts>
+#include <set>
 #include <type_traits>
 
 namespace sluice::events {
@@ -18,43 +20,177 @@ public:
     Reader(const json &j, const char *type) : JsonFields(j, std::string("event \"") + type + "\"") {}
 };
 
-template <typename T>
-void putIf(json &j, const char *key, const std::optional<T> &value)
+// Each event's keys, declared once for both directions: fields(e, f) calls f(key, member) for
+// every plain field, with `e` const when encoding and not when decoding.
+template <typename E, typename T>
+concept EventOf = std::same_as<std::remove_const_t<E>, T>;
+
+template <EventOf<RunStart> E, typename F>
+void trainingFields(E &e, F &&f)
 {
-    if (value)
-        j[key] = *value;
+    f("model", e.model);
+    f("parameters", e.parameters);
+    f("replicas", e.replicas);
+    f("processes", e.processes);
+    f("reducer", e.reducer);
+    f("device", e.device);
+    f("sharding", e.sharding);
+    f("optimizer", e.optimizer);
+    f("epochs", e.epochs);
+    f("start_step", e.startStep);
+    f("start_epoch", e.startEpoch);
+}
+
+template <EventOf<RunStart> E, typename F>
+void pipelineFields(E &e, F &&f)
+{
+    f("output", e.output);
+    f("cardinality", e.cardinality);
+}
+
+template <EventOf<Step> E, typename F>
+void fields(E &e, F &&f)
+{
+    f("step", e.step);
+    f("epoch", e.epoch);
+    f("batch", e.batch);
+    f("loss", e.loss);
+    f("batch_loss", e.batchLoss);
+    f("learning_rate", e.learningRate);
+    f("samples_per_s", e.samplesPerSecond);
+    f("time_s", e.timeSeconds);
+    f("cardinality", e.cardinality);
+}
+
+// EpochEnd's named keys; every other number of the event is a loss or a metric.
+template <EventOf<EpochEnd> E, typename F>
+void fields(E &e, F &&f)
+{
+    f("epoch", e.epoch);
+    f("step", e.step);
+    f("seconds", e.seconds);
+    f("samples_per_s", e.samplesPerSecond);
+    f("learning_rate", e.learningRate);
+}
+
+template <EventOf<Checkpoint> E, typename F>
+void fields(E &e, F &&f)
+{
+    f("step", e.step);
+    f("epoch", e.epoch);
+    f("path", e.path);
+}
+
+template <EventOf<Resumed> E, typename F>
+void fields(E &e, F &&f)
+{
+    f("path", e.path);
+    f("step", e.step);
+}
+
+template <EventOf<Notice> E, typename F>
+void fields(E &e, F &&f)
+{
+    f("message", e.message);
+}
+
+template <EventOf<CpuSample> E, typename F>
+void fields(E &e, F &&f)
+{
+    f("time", e.time);
+    f("process_percent", e.processPercent);
+    f("cores", e.cores);
+}
+
+template <EventOf<telemetry::GpuReading> E, typename F>
+void fields(E &e, F &&f)
+{
+    f("index", e.index);
+    f("name", e.name);
+    f("utilization_percent", e.utilizationPercent);
+    f("memory_used_bytes", e.memoryUsedBytes);
+    f("memory_total_bytes", e.memoryTotalBytes);
+    f("power_watts", e.powerWatts);
+    f("temperature_c", e.temperatureC);
+}
+
+// RunEnd's optional figures (its status, stats and error are not plain fields).
+template <EventOf<RunEnd> E, typename F>
+void fields(E &e, F &&f)
+{
+    f("step", e.step);
+    f("epoch", e.epoch);
+    f("epochs", e.epochs);
+    f("passes", e.passes);
+    f("elements", e.elements);
+    f("seconds", e.seconds);
+}
+
+template <typename T>
+struct IsOptional : std::false_type
+{
+};
+template <typename T>
+struct IsOptional<std::optional<T>> : std::true_type
+{
+};
+
+// Writes a field into `j`: an absent optional is left out, or written as null where
+// `nullForAbsent` (the GPU readings, whose absent figures the charts show as gaps).
+struct Writer
+{
+    json &j;
+    bool nullForAbsent = false;
+    template <typename T>
+    void operator()(const char *key, const T &value) const
+    {
+        if constexpr (IsOptional<T>::value) {
+            if (value)
+                j[key] = *value;
+            else if (nullForAbsent)
+                j[key] = nullptr;
+        } else {
+            j[key] = value;
+        }
+    }
+};
+
+// Reads a field from the event, its type checked (Reader).
+struct FieldReader
+{
+    JsonFields &r;
+    template <typename T>
+    void operator()(const char *key, T &value) const
+    {
+        r.get(key, value);
+    }
+};
+
+template <typename E>
+json encodeFields(const E &e)
+{
+    json j = json::object();
+    fields(e, Writer{j});
+    return j;
 }
 
 json encode(const RunStart &e)
 {
+    json j{{"kind", e.kind == RunStart::Kind::Pipeline ? "pipeline" : "training"}};
     if (e.kind == RunStart::Kind::Pipeline)
-        return {{"kind", "pipeline"}, {"output", e.output}, {"cardinality", e.cardinality}};
-    return {{"kind", "training"},       {"model", e.model},         {"parameters", e.parameters}, {"replicas", e.replicas},
-            {"processes", e.processes}, {"reducer", e.reducer},     {"device", e.device},         {"sharding", e.sharding},
-            {"optimizer", e.optimizer}, {"epochs", e.epochs},       {"start_step", e.startStep},  {"start_epoch", e.startEpoch}};
+        pipelineFields(e, Writer{j});
+    else
+        trainingFields(e, Writer{j});
+    return j;
 }
 
-json encode(const Step &e)
-{
-    return {{"step", e.step},
-            {"epoch", e.epoch},
-            {"batch", e.batch},
-            {"loss", e.loss},
-            {"batch_loss", e.batchLoss},
-            {"learning_rate", e.learningRate},
-            {"samples_per_s", e.samplesPerSecond},
-            {"time_s", e.timeSeconds},
-            {"cardinality", e.cardinality}};
-}
+json encode(const Step &e) { return encodeFields(e); }
 
 json encode(const EpochEnd &e)
 {
-    json j{{"epoch", e.epoch}, {"step", e.step}};
+    json j = encodeFields(e);
     for (const auto &[name, value] : e.values)
         j[name] = value;
-    j["seconds"] = e.seconds;
-    j["samples_per_s"] = e.samplesPerSecond;
-    j["learning_rate"] = e.learningRate;
     return j;
 }
 
@@ -66,9 +202,9 @@ json encode(const Stats &e)
     return j;
 }
 
-json encode(const Checkpoint &e) { return {{"step", e.step}, {"epoch", e.epoch}, {"path", e.path}}; }
-json encode(const Resumed &e) { return {{"path", e.path}, {"step", e.step}}; }
-json encode(const Notice &e) { return {{"message", e.message}}; }
+json encode(const Checkpoint &e) { return encodeFields(e); }
+json encode(const Resumed &e) { return encodeFields(e); }
+json encode(const Notice &e) { return encodeFields(e); }
 
 json encode(const AdviceTrial &e)
 {
@@ -82,30 +218,21 @@ json encode(const AdviceTrial &e)
 
 json encode(const GpuSample &e)
 {
-    auto orNull = [](const auto &v) { return v ? json(*v) : json(nullptr); };
     json devices = json::array();
-    for (const auto &r : e.devices)
-        devices.push_back({{"index", r.index},
-                           {"name", r.name},
-                           {"utilization_percent", orNull(r.utilizationPercent)},
-                           {"memory_used_bytes", orNull(r.memoryUsedBytes)},
-                           {"memory_total_bytes", orNull(r.memoryTotalBytes)},
-                           {"power_watts", orNull(r.powerWatts)},
-                           {"temperature_c", orNull(r.temperatureC)}});
+    for (const auto &r : e.devices) {
+        json d = json::object();
+        fields(r, Writer{d, true});
+        devices.push_back(std::move(d));
+    }
     return {{"time", e.timeSeconds}, {"devices", devices}};
 }
 
-json encode(const CpuSample &e) { return {{"time", e.time}, {"process_percent", e.processPercent}, {"cores", e.cores}}; }
+json encode(const CpuSample &e) { return encodeFields(e); }
 
 json encode(const RunEnd &e)
 {
-    json j{{"status", statusName(e.status)}};
-    putIf(j, "step", e.step);
-    putIf(j, "epoch", e.epoch);
-    putIf(j, "epochs", e.epochs);
-    putIf(j, "passes", e.passes);
-    putIf(j, "elements", e.elements);
-    putIf(j, "seconds", e.seconds);
+    json j = encodeFields(e);
+    j["status"] = runStatusName(e.status);
     if (e.stats)
         j["stats"] = encode(*e.stats);
     if (e.error)
@@ -138,47 +265,28 @@ Result<Event> decode(const json &j, const std::string &type)
         std::string kind = "training";
         r.get("kind", kind);
         e.kind = kind == "pipeline" ? RunStart::Kind::Pipeline : RunStart::Kind::Training;
-        r.get("model", e.model);
-        r.get("parameters", e.parameters);
-        r.get("replicas", e.replicas);
-        r.get("processes", e.processes);
-        r.get("reducer", e.reducer);
-        r.get("device", e.device);
-        r.get("sharding", e.sharding);
-        r.get("optimizer", e.optimizer);
-        r.get("epochs", e.epochs);
-        r.get("start_step", e.startStep);
-        r.get("start_epoch", e.startEpoch);
-        r.get("output", e.output);
-        r.get("cardinality", e.cardinality);
+        trainingFields(e, FieldReader{r});
+        pipelineFields(e, FieldReader{r});
         return done(e);
     }
     if (type == "step") {
         Step e;
         if (!r.has("step"))
             r.fail("step", "there");
-        r.get("step", e.step);
-        r.get("epoch", e.epoch);
-        r.get("batch", e.batch);
-        r.get("loss", e.loss);
-        r.get("batch_loss", e.batchLoss);
-        r.get("learning_rate", e.learningRate);
-        r.get("samples_per_s", e.samplesPerSecond);
-        r.get("time_s", e.timeSeconds);
-        r.get("cardinality", e.cardinality);
+        fields(e, FieldReader{r});
         return done(e);
     }
     if (type == "epoch_end") {
         EpochEnd e;
-        r.get("epoch", e.epoch);
-        r.get("step", e.step);
-        r.get("seconds", e.seconds);
-        r.get("samples_per_s", e.samplesPerSecond);
-        r.get("learning_rate", e.learningRate);
+        std::set<std::string> named{"event"};
+        fields(e, [&](const char *key, auto &value) {
+            r.get(key, value);
+            named.insert(key);
+        });
         // Every other number is a loss or a metric; "loss" leads as the trainer writes it.
         for (auto it = j.begin(); it != j.end(); ++it) {
             const std::string &k = it.key();
-            if (k == "event" || k == "epoch" || k == "step" || k == "seconds" || k == "samples_per_s" || k == "learning_rate")
+            if (named.count(k))
                 continue;
             if (!it->is_number()) {
                 r.fail(k, "a number (a loss or metric)");
@@ -197,20 +305,17 @@ Result<Event> decode(const json &j, const std::string &type)
     }
     if (type == "checkpoint") {
         Checkpoint e;
-        r.get("step", e.step);
-        r.get("epoch", e.epoch);
-        r.get("path", e.path);
+        fields(e, FieldReader{r});
         return done(e);
     }
     if (type == "resumed") {
         Resumed e;
-        r.get("path", e.path);
-        r.get("step", e.step);
+        fields(e, FieldReader{r});
         return done(e);
     }
     if (type == "notice") {
         Notice e;
-        r.get("message", e.message);
+        fields(e, FieldReader{r});
         return done(e);
     }
     if (type == "advice_trial") {
@@ -240,13 +345,7 @@ Result<Event> decode(const json &j, const std::string &type)
                 }
                 Reader dr(d, "gpu");
                 telemetry::GpuReading g;
-                dr.get("index", g.index);
-                dr.get("name", g.name);
-                dr.get("utilization_percent", g.utilizationPercent);
-                dr.get("memory_used_bytes", g.memoryUsedBytes);
-                dr.get("memory_total_bytes", g.memoryTotalBytes);
-                dr.get("power_watts", g.powerWatts);
-                dr.get("temperature_c", g.temperatureC);
+                fields(g, FieldReader{dr});
                 if (dr.error())
                     return *dr.error();
                 e.devices.push_back(std::move(g));
@@ -255,27 +354,18 @@ Result<Event> decode(const json &j, const std::string &type)
     }
     if (type == "cpu") {
         CpuSample e;
-        r.get("time", e.time);
-        r.get("process_percent", e.processPercent);
-        r.get("cores", e.cores);
+        fields(e, FieldReader{r});
         return done(e);
     }
     if (type == "run_end") {
         RunEnd e;
         std::string status = "ok";
         r.get("status", status);
-        if (status == "failed")
-            e.status = RunEnd::Status::Failed;
-        else if (status == "cancelled")
-            e.status = RunEnd::Status::Cancelled;
-        else if (status != "ok")
+        if (const auto known = runStatusFromName(status))
+            e.status = *known;
+        else
             r.fail("status", "\"ok\", \"failed\" or \"cancelled\"");
-        r.get("step", e.step);
-        r.get("epoch", e.epoch);
-        r.get("epochs", e.epochs);
-        r.get("passes", e.passes);
-        r.get("elements", e.elements);
-        r.get("seconds", e.seconds);
+        fields(e, FieldReader{r});
         if (const auto it = j.find("stats"); it != j.end() && it->is_object()) {
             auto stats = decodeStats(*it);
             if (!stats)
@@ -299,15 +389,31 @@ std::optional<double> EpochEnd::value(std::string_view name) const
     return std::nullopt;
 }
 
-const char *statusName(RunEnd::Status status)
+} // namespace sluice::events
+
+namespace sluice {
+
+const char *runStatusName(RunStatus status)
 {
     switch (status) {
-    case RunEnd::Status::Ok: return "ok";
-    case RunEnd::Status::Failed: return "failed";
-    case RunEnd::Status::Cancelled: return "cancelled";
+    case RunStatus::Ok: return "ok";
+    case RunStatus::Failed: return "failed";
+    case RunStatus::Cancelled: return "cancelled";
     }
-    return "ok";
+    return "failed";
 }
+
+std::optional<RunStatus> runStatusFromName(std::string_view name)
+{
+    for (RunStatus s : {RunStatus::Ok, RunStatus::Failed, RunStatus::Cancelled})
+        if (name == runStatusName(s))
+            return s;
+    return std::nullopt;
+}
+
+} // namespace sluice
+
+namespace sluice::events {
 
 const char *typeName(const Event &event)
 {

@@ -20,8 +20,9 @@
 //
 // Threading: plain values and pure functions; any thread.
 
+#include "events/run_status.h"
 #include "io/error.h"
-#include "pipeline/pipeline_stats.h"
+#include "pipeline/profile/pipeline_stats.h"
 #include "telemetry/cpu_usage.h"
 #include "telemetry/nvml_telemetry.h"
 
@@ -118,7 +119,7 @@ using CpuSample = CpuUsage;
 
 struct RunEnd
 {
-    enum class Status { Ok, Failed, Cancelled };
+    using Status = RunStatus;
     Status status = Status::Ok;
     std::optional<Error> error; // a failed run's, with its kind, node and parameter or layer and key
     // Training runs.
@@ -136,7 +137,6 @@ using Event = std::variant<RunStart, Step, EpochEnd, Stats, Checkpoint, Resumed,
 
 // "run_start", "step", … as the "event" key spells it.
 const char *typeName(const Event &event);
-const char *statusName(RunEnd::Status status); // "ok", "failed", "cancelled"
 
 nlohmann::json toJson(const Event &event);
 // An error names the line's problem: not an object, no "event", an unknown type, a key of the

@@ -1,11 +1,11 @@
 #include "io/array_report.h"
 
 #include "io/array_stats.h"
-#include "io/npy_file.h"
-#include "io/csv_reader.h"
-#include "io/npz_file.h"
-#include "io/tf_example.h"
-#include "io/tfrecord_reader.h"
+#include "io/formats/npy_file.h"
+#include "io/formats/csv_reader.h"
+#include "io/formats/npz_file.h"
+#include "io/formats/tf_example.h"
+#include "io/formats/tfrecord_reader.h"
 
 #include <cmath>
 #include <cstdio>

@@ -1,5 +1,5 @@
 #pragma once
-// Errors as values (blueprint decision 9): every function that reads something from
+// Errors as values (docs/architecture.md, decision 9): every function that reads something from
 // outside returns a Result<T> whose error names the thing (file, member) and the reason.
 // Besides the text, an error says what kind it is (bad input, I/O, cancelled, out of memory,
 // a failed run) and which pipeline node and parameter it concerns, so that callers place it

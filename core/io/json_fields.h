@@ -44,6 +44,26 @@ public:
         if (!m_error)
             out = value;
     }
+    // A field whose type get() above cannot tell by itself (a list, an object, a count that must
+    // not be negative): `valid` says whether the value reads as T, `expected` words what it must be.
+    template <typename T, typename Valid>
+    void get(const char *key, T &out, Valid valid, const std::string &expected)
+    {
+        const auto it = m_j.find(key);
+        if (it == m_j.end() || it->is_null())
+            return;
+        if (!valid(*it)) {
+            fail(key, expected);
+            return;
+        }
+        out = it->template get<T>();
+    }
+    // A key that must be there (and not null).
+    void require(const char *key)
+    {
+        if (!has(key))
+            fail(key, "there");
+    }
     bool has(const char *key) const { return m_j.contains(key) && !m_j[key].is_null(); }
     // Records the first problem only: the one a user fixes first.
     void fail(const std::string &key, const std::string &expected)

@@ -5,8 +5,8 @@
 // Threading: an NdArray is immutable; copies share the same bytes and may be used from
 // any thread.
 
-#include "io/mapped_file.h"
-#include "io/npy_header.h"
+#include "io/storage/mapped_file.h"
+#include "io/formats/npy_header.h"
 
 #include <cstdint>
 #include <initializer_list>

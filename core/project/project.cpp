@@ -1,7 +1,7 @@
 // Reading, checking and writing the project file; paths relative to its folder.
 #include "project/project.h"
 
-#include "io/atomic_file.h"
+#include "io/writers/atomic_file.h"
 #include "project/project_detail.h"
 
 #include <algorithm>

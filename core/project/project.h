@@ -71,6 +71,11 @@ public:
     const PipelineNode *findNode(const std::string &id) const;
     std::vector<std::string> inputsOf(const std::string &id) const;  // edge order
     std::vector<std::string> outputsOf(const std::string &id) const;
+    // The graph's one walk: every node upstream of `id` (its inputs, their inputs, ...) or
+    // downstream of it, each once, nearest first (breadth-first, edges in file order); `id`
+    // itself first where `includeSelf`. Cycles end the walk, never loop it.
+    std::vector<std::string> upstreamOf(const std::string &id, bool includeSelf = false) const;
+    std::vector<std::string> downstreamOf(const std::string &id, bool includeSelf = false) const;
     // Node ids in an order where every node comes after its inputs (the file's order where it can).
     std::vector<std::string> topologicalOrder() const;
     // The node the pipeline yields: `output` when set, else the one node with no outgoing edge;

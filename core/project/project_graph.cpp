@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <set>
 #include <unordered_map>
 
@@ -128,6 +129,38 @@ std::vector<std::string> Project::outputsOf(const std::string &id) const
             outputs.push_back(edge.to);
     }
     return outputs;
+}
+
+namespace {
+
+template <typename Next>
+std::vector<std::string> walk(const std::string &start, bool includeSelf, Next next)
+{
+    std::vector<std::string> order;
+    std::set<std::string> seen{start};
+    std::deque<std::string> frontier{start};
+    while (!frontier.empty()) {
+        const std::string id = std::move(frontier.front());
+        frontier.pop_front();
+        if (id != start || includeSelf)
+            order.push_back(id);
+        for (std::string &n : next(id))
+            if (seen.insert(n).second)
+                frontier.push_back(std::move(n));
+    }
+    return order;
+}
+
+} // namespace
+
+std::vector<std::string> Project::upstreamOf(const std::string &id, bool includeSelf) const
+{
+    return walk(id, includeSelf, [this](const std::string &n) { return inputsOf(n); });
+}
+
+std::vector<std::string> Project::downstreamOf(const std::string &id, bool includeSelf) const
+{
+    return walk(id, includeSelf, [this](const std::string &n) { return outputsOf(n); });
 }
 
 std::vector<std::string> Project::topologicalOrder() const

@@ -1,6 +1,7 @@
 #include "telemetry/gpu_sampler.h"
 
 #include "telemetry/nvml_telemetry.h"
+#include "util/mutex.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -15,9 +16,9 @@ struct GpuSampler::Impl
     Callback onEvent;
     std::chrono::duration<double> interval;
     std::string reason;
-    std::mutex mutex;
+    Mutex mutex;
     std::condition_variable wake;
-    bool stopping = false; // GUARDED_BY(mutex)
+    bool stopping GUARDED_BY(mutex) = false;
     std::thread thread;
 
     Impl(Callback callback, double seconds, const std::string &library) : nvml(library), onEvent(std::move(callback)), interval(seconds) {}
@@ -25,13 +26,15 @@ struct GpuSampler::Impl
     void loop()
     {
         const auto start = std::chrono::steady_clock::now();
-        std::unique_lock lock(mutex);
+        MutexLock lock(mutex);
         while (!stopping) {
             lock.unlock();
             const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             onEvent(nvml.sample(t));
             lock.lock();
-            wake.wait_for(lock, interval, [this] { return stopping; });
+            const auto deadline = std::chrono::steady_clock::now() + interval;
+            while (!stopping && wake.wait_until(lock.native(), deadline) != std::cv_status::timeout) {
+            }
         }
     }
 };
@@ -50,7 +53,7 @@ GpuSampler::GpuSampler(Callback onEvent, double intervalSeconds, const std::stri
 GpuSampler::~GpuSampler()
 {
     {
-        std::lock_guard lock(m_impl->mutex);
+        MutexLock lock(m_impl->mutex);
         m_impl->stopping = true;
     }
     m_impl->wake.notify_all();

@@ -1,5 +1,5 @@
 #pragma once
-// GPU telemetry through NVML, loaded with dlopen at run time (blueprint decision 4: no link
+// GPU telemetry through NVML, loaded with dlopen at run time (docs/architecture.md, decision 4: no link
 // dependency): per device utilisation, memory used / total, power and temperature. Where the
 // library or the driver is missing, the object is unavailable and says why; nothing crashes.
 //

@@ -9,7 +9,7 @@
 namespace sluice {
 
 // Nothing where the kernel does not account I/O per process. Reads of the simulated slow device
-// (pipeline/storage_throttle.h) are added.
+// (pipeline/storage/storage_throttle.h) are added.
 std::optional<std::uint64_t> storageReadBytes();
 void addSimulatedStorageRead(std::uint64_t bytes);
 

@@ -3,7 +3,7 @@
 // Threading: call with the GIL held.
 
 #include "io/error.h"
-#include "pipeline/tensor.h"
+#include "pipeline/engine/tensor.h"
 
 #include <pybind11/pybind11.h>
 

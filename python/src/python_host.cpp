@@ -5,7 +5,7 @@
 #include "python_host.h"
 
 #include "numpy_convert.h"
-#include "pipeline/host_functions.h"
+#include "pipeline/functions/host_functions.h"
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>

@@ -8,11 +8,11 @@
 #include "numpy_convert.h"
 #include "python_host.h"
 
-#include "pipeline/op_registry.h"
-#include "pipeline/pipeline.h"
+#include "pipeline/engine/op_registry.h"
+#include "pipeline/engine/pipeline.h"
 #include "project/project.h"
-#include "train/trainer.h"
-#include "train/training_config.h"
+#include "train/loop/trainer.h"
+#include "train/loop/training_config.h"
 
 #include <atomic>
 

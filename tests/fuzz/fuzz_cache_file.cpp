@@ -1,7 +1,7 @@
-// libFuzzer target: any bytes read as a cache file (io/cache_file.h) give a layout and records
+// libFuzzer target: any bytes read as a cache file (io/writers/cache_file.h) give a layout and records
 // or a refusal, never a crash and never more memory than the input holds; every record's data
 // lies inside the records' range, and each record moves the reader forward.
-#include "io/cache_file.h"
+#include "io/writers/cache_file.h"
 
 #include <cstdlib>
 

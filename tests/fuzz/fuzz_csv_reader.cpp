@@ -2,7 +2,7 @@
 // delimiter, chosen by the first byte) give rows or an error naming the line, never a crash;
 // the chunks parallel parsing cuts lie inside the file, in order, and reading each chunk on its
 // own gives the rows the whole-file reader gives.
-#include "io/csv_reader.h"
+#include "io/formats/csv_reader.h"
 
 #include <cstdlib>
 #include <string>

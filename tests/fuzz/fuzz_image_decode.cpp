@@ -1,7 +1,7 @@
-// libFuzzer target: any bytes given to decode_image's decoder (io/image_codec.h) decode to a
+// libFuzzer target: any bytes given to decode_image's decoder (io/formats/image_codec.h) decode to a
 // picture of the size it says, or are refused; never a crash, never a write outside the
 // buffer it asked for, never more than the decoder's size bound.
-#include "io/image_codec.h"
+#include "io/formats/image_codec.h"
 
 #include <cstdlib>
 #include <vector>

@@ -1,7 +1,7 @@
 // libFuzzer target: any bytes given as a Keras model's config.json become Sluice's model section
 // or an error, never a crash; a config that converts has as many input shapes as inputs, every
 // layer a name and a class Sluice has, and its weight groups name layers of the model.
-#include "train/keras_import.h"
+#include "train/interchange/keras_import.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -1,6 +1,6 @@
 // libFuzzer target: any bytes handed to the .npy header parser give a header or an error,
 // never a crash, and a parsed header never claims more data than the input holds.
-#include "io/npy_header.h"
+#include "io/formats/npy_header.h"
 
 #include <cstdlib>
 

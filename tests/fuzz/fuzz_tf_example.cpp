@@ -1,6 +1,6 @@
 // libFuzzer target: any bytes decoded as a tf.train.Example give features or an error,
 // never a crash or a read past the record; every bytes value lies inside the input.
-#include "io/tf_example.h"
+#include "io/formats/tf_example.h"
 
 #include <cstdlib>
 

@@ -1,7 +1,7 @@
 // libFuzzer target: any bytes handed to the zip directory reader and the inflater give
 // entries or an error, never a crash; every entry listed lies inside the input.
-#include "io/npy_header.h"
-#include "io/zip_reader.h"
+#include "io/formats/npy_header.h"
+#include "io/formats/zip_reader.h"
 
 #include <cstdlib>
 

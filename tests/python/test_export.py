@@ -18,7 +18,9 @@ import textwrap
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+from references import import_reference, reference_missing  # noqa: E402
+
+torch = import_reference("torch", "Debian's python3-torch, installed by scripts/setup-debian.sh")
 
 ROWS = 96
 
@@ -73,14 +75,17 @@ KERAS_PREDICT = textwrap.dedent("""
 
 def reference_env(path_variable, module, **extra):
     """The environment of a subprocess that imports `module` from the folder $path_variable names
-    (scripts/fetch-python-test-deps.sh fills it), or None where it cannot."""
+    (scripts/fetch-python-test-deps.sh fills it); reference_missing where it cannot."""
     path = os.environ.get(path_variable, "")
+    where = f"${path_variable}, filled by scripts/fetch-python-test-deps.sh"
     if not path or not os.path.isdir(path):
-        return None
+        reference_missing(module, where + f": no folder {path!r}")
     env = dict(os.environ, PYTHONPATH=path, **extra)
     env.pop("LD_PRELOAD", None)  # the sanitizer runtime is for the sluice package, not for the reference
     probe = subprocess.run([sys.executable, "-c", f"import {module}"], env=env, capture_output=True, text=True)
-    return env if probe.returncode == 0 else None
+    if probe.returncode != 0:
+        reference_missing(module, where + ": " + probe.stderr.strip().splitlines()[-1])
+    return env
 
 
 def keras_env():
@@ -89,9 +94,7 @@ def keras_env():
 
 def reference_predictions(script, env, model_file, arrays, folder):
     """What `script` (KERAS_PREDICT or ONNX_PREDICT) predicts from `model_file` for `arrays`, as
-    .npy paths in output order, or None where its environment is missing."""
-    if env is None:
-        return None
+    .npy paths in output order."""
     folder.mkdir()
     for i, values in enumerate(arrays):
         np.save(folder / f"in{i}.npy", values)
@@ -123,11 +126,11 @@ def onnx_predictions(graph, arrays, folder):
 
 
 def check_onnx(graph):
-    try:
-        import onnx
-    except ImportError:
-        return
-    onnx.checker.check_model(onnx.load(str(graph)), full_check=True)
+    """ONNX's own checker, from .deps/onnx in a subprocess (it brings its own numpy)."""
+    env = reference_env("SLUICE_ONNX_PATH", "onnx")
+    script = "import sys, onnx; onnx.checker.check_model(onnx.load(sys.argv[1]), full_check=True)"
+    done = subprocess.run([sys.executable, "-c", script, str(graph)], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
 
 
 def close(actual, expected, what):
@@ -181,10 +184,7 @@ def export_and_compare(tmp_path, sluice_exe, features, model):
     assert sorted(read) == sorted(npz.files)
     for name in npz.files:
         np.testing.assert_array_equal(read[name].numpy(), npz[name])
-    try:
-        from safetensors.numpy import load_file
-    except ImportError:
-        return
+    load_file = import_reference("safetensors.numpy", "scripts/fetch-python-test-deps.sh fetches it into .deps/python").load_file
     official = load_file(str(out))
     assert sorted(official) == sorted(npz.files)
     for name in npz.files:
@@ -316,8 +316,7 @@ KERAS_FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", 
 def test_keras_to_sluice_to_keras_predicts_the_same(tmp_path, sluice_exe, name, inputs, outputs):
     """A model Keras wrote (tests/data/keras), imported into a project and exported again: Keras
     predicts with the exported archive what it predicted with its own."""
-    if keras_env() is None:
-        pytest.skip("Keras 3 is not available (scripts/fetch-python-test-deps.sh fetches it into .deps/keras)")
+    keras_env()  # fails (CI) or skips here where Keras 3 cannot be had
     arrays = {i: np.load(os.path.join(KERAS_FIXTURES, f"{name}.{i}.npy")) for i in inputs}
     document = {"format": "sluice-project", "version": 1, "name": name,
                 "pipeline": {"nodes": [{"id": "arrays", "op": "from_npy",

@@ -6,6 +6,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from references import import_reference
 
 import sluice
 from conftest import assert_ctrl_c_stops
@@ -69,7 +70,7 @@ def test_batches_are_zero_copy_views(regression):
 
 
 def test_torch_takes_a_batch_without_a_copy(regression):
-    torch = pytest.importorskip("torch")
+    torch = import_reference("torch", "Debian's python3-torch, installed by scripts/setup-debian.sh")
     x = classic(regression).pipeline().take(1)[0]["x"]
     t = torch.from_dlpack(x) if hasattr(torch, "from_dlpack") else torch.utils.dlpack.from_dlpack(x.__dlpack__())
     assert t.data_ptr() == x.__array_interface__["data"][0]

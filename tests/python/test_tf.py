@@ -1,13 +1,14 @@
 """sluice.tf.dataset for Keras: the elements of the Sluice pipeline, as (x, y) when asked, a new
-order each pass (each epoch) and the same order on every run; model.fit trains on it. Runs where
-TensorFlow is installed (the setup script does not install it: it is large, and only this
-adapter needs it)."""
+order each pass (each epoch) and the same order on every run; model.fit trains on it. TensorFlow
+comes from .deps/tensorflow (scripts/fetch-python-test-deps.sh); ctest runs this file as pytest_tf."""
 import warnings
 
 import numpy as np
 import pytest
 
-tf = pytest.importorskip("tensorflow")
+from references import import_reference  # noqa: E402
+
+tf = import_reference("tensorflow", "scripts/fetch-python-test-deps.sh fetches it into .deps/tensorflow")
 import sluice  # noqa: E402
 import sluice.tf  # noqa: E402
 

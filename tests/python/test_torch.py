@@ -9,7 +9,9 @@ import textwrap
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+from references import import_reference  # noqa: E402
+
+torch = import_reference("torch", "Debian's python3-torch, installed by scripts/setup-debian.sh")
 import sluice  # noqa: E402
 import sluice.torch  # noqa: E402
 

@@ -3,7 +3,7 @@
 // gradient of a scalar function is compared with central differences computed in fp32 with a
 // step suited to fp32 (the layers compute in fp32, so the tolerance is relative, ~1e-2).
 
-#include "train/float_tensor.h"
+#include "train/model/float_tensor.h"
 
 #include <QString>
 

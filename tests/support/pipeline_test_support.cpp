@@ -7,7 +7,7 @@
 #include <QDir>
 #include "support/test_support.h"
 
-#include "io/npy_writer.h"
+#include "io/writers/npy_writer.h"
 #include "project/project.h"
 
 #include <nlohmann/json.hpp>

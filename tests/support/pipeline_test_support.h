@@ -3,7 +3,7 @@
 // collecting the elements of one pass as plain values, and writing small .npy inputs.
 
 #include "io/dtype.h"
-#include "pipeline/pipeline.h"
+#include "pipeline/engine/pipeline.h"
 
 #include <nlohmann/json.hpp>
 

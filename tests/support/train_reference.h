@@ -2,7 +2,7 @@
 // Reference data for the training tests: the JSON files under tests/data/train that the
 // make_*_reference.py scripts there write from PyTorch and Keras 3, and the tensors inside them.
 
-#include "train/float_tensor.h"
+#include "train/model/float_tensor.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,6 +1,8 @@
 #include "support/train_test_support.h"
 
 #include "support/pipeline_test_support.h"
+#include "io/formats/npz_file.h"
+#include "io/writers/npz_writer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -152,6 +154,52 @@ double maxRelativeDifference(const std::vector<float> &a, const std::vector<floa
         scale = std::max(scale, std::abs(double(b[i])));
     }
     return scale > 0 ? worst / scale : worst;
+}
+
+std::string noticesOf(const TrainingRun &run)
+{
+    std::string all;
+    for (const auto &e : run.eventsOf("notice"))
+        all += e["message"].get<std::string>() + "\n";
+    return all;
+}
+
+bool rewriteCheckpointState(const std::string &path, const std::string &keys)
+{
+    auto npz = NpzFile::open(path);
+    if (!npz)
+        return false;
+    struct Member
+    {
+        std::string name;
+        TypeDescr descr;
+        std::vector<std::uint64_t> shape;
+        std::vector<std::byte> bytes;
+    };
+    std::vector<Member> members;
+    for (const auto &m : npz->members()) {
+        auto array = npz->load(m);
+        if (!array)
+            return false;
+        const auto data = array->data();
+        members.push_back({m.name, array->descr(), array->shape(), std::vector<std::byte>(data.begin(), data.end())});
+    }
+    for (auto &m : members) {
+        if (m.name != "state")
+            continue;
+        auto state = nlohmann::json::parse(reinterpret_cast<const char *>(m.bytes.data()), reinterpret_cast<const char *>(m.bytes.data()) + m.bytes.size());
+        state.update(nlohmann::json::parse("{" + keys + "}"));
+        const std::string text = state.dump();
+        m.bytes.assign(reinterpret_cast<const std::byte *>(text.data()), reinterpret_cast<const std::byte *>(text.data()) + text.size());
+        m.shape = {text.size()};
+    }
+    auto writer = NpzWriter::create(path);
+    if (!writer)
+        return false;
+    for (const auto &m : members)
+        if (!writer->add(m.name, m.descr, m.shape, m.bytes).ok())
+            return false;
+    return writer->finish().ok();
 }
 
 } // namespace sluice::test

@@ -4,7 +4,7 @@
 // collect their events and final weights.
 
 #include "project/project.h"
-#include "train/trainer.h"
+#include "train/loop/trainer.h"
 
 #include <nlohmann/json.hpp>
 
@@ -41,6 +41,13 @@ struct TrainingRun
 // Builds and runs a Trainer on `document` (paths relative to `folder`).
 TrainingRun runTraining(const nlohmann::json &document, const std::string &folder, train::TrainerOptions options = {},
                         const std::function<void(train::Trainer &, const nlohmann::json &)> &onEvent = {});
+
+// All notices of a run, one a line.
+std::string noticesOf(const TrainingRun &run);
+
+// Rewrites the training state of the checkpoint at `path` with the keys of `keys` (a JSON
+// object's members, without braces: R"("step": -4)") put over its own: a damaged checkpoint.
+bool rewriteCheckpointState(const std::string &path, const std::string &keys);
 
 // max |a - b| / max |b| over the elements: the largest difference relative to the array's
 // scale (float sums in another order differ by ~1e-7 of that scale, element by element).

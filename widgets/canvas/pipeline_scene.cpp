@@ -6,7 +6,7 @@
 #include "canvas/node_item.h"
 #include "canvas/node_summary.h"
 #include "document/project_document.h"
-#include "pipeline/op_registry.h"
+#include "pipeline/engine/op_registry.h"
 
 #include <QApplication>
 #include <QGraphicsPathItem>

@@ -1,5 +1,5 @@
 #pragma once
-// The canvas's scene: a view of a ProjectDocument's pipeline (style.md, model and view). It
+// The canvas's scene: a view of a ProjectDocument's pipeline (docs/architecture.md, model and view). It
 // mirrors the document — one NodeItem per stage, one EdgeItem per edge — and turns what the user
 // does into document edits: dragging from an output port to another stage connects them
 // (refused connections say why), a finished drag of stages moves them, deleting removes the
@@ -8,7 +8,7 @@
 // Threading: GUI thread only.
 
 #include "document/project_validator.h"
-#include "pipeline/pipeline_stats.h"
+#include "pipeline/profile/pipeline_stats.h"
 
 #include <QGraphicsScene>
 #include <QHash>

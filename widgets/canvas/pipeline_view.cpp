@@ -5,7 +5,7 @@
 #include "canvas/pipeline_scene.h"
 #include "canvas/source_from_files.h"
 #include "document/project_document.h"
-#include "pipeline/op_registry.h"
+#include "pipeline/engine/op_registry.h"
 #include "stage_palette_model.h"
 
 #include <QDragEnterEvent>

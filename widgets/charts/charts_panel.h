@@ -7,7 +7,7 @@
 // Threading contract: a widget; every function is called from the GUI thread. The bridge's
 // signals arrive there already coalesced (~25 batches a second at most); each call appends its
 // batch and asks each chart it touched for one queued replot (never one per point). Results of a
-// run other than the one of the last beginRun() are ignored (stale results, style.md).
+// run other than the one of the last beginRun() are ignored (stale results, docs/architecture.md).
 
 #include "io/error.h"
 

@@ -1,6 +1,7 @@
 #include "charts/project_runs.h"
 
 #include "events/run_events.h"
+#include "events/run_folder.h"
 
 #include <QDir>
 #include <QFile>
@@ -50,7 +51,7 @@ QString RunSummary::describe() const
 std::optional<RunSummary> summariseRun(const QString &folder)
 {
     const QFileInfo info(folder);
-    const QString events = QDir(folder).filePath(QStringLiteral("events.jsonl"));
+    const QString events = QDir(folder).filePath(QString::fromLatin1(runfolder::kEvents));
     QFile file(events);
     if (!info.isDir() || !file.open(QIODevice::ReadOnly))
         return std::nullopt;
@@ -71,7 +72,7 @@ std::optional<RunSummary> summariseRun(const QString &folder)
         if (const auto *start = events::as<events::RunStart>(*event); start && start->kind == events::RunStart::Kind::Pipeline)
             run.kind = QStringLiteral("pipeline");
         else if (const auto *end = events::as<events::RunEnd>(*event))
-            run.status = QString::fromLatin1(events::statusName(end->status));
+            run.status = QString::fromLatin1(runStatusName(end->status));
         else if (const auto *epoch = events::as<events::EpochEnd>(*event); epoch && epoch->value("loss"))
             epochLoss = epoch->value("loss");
         else if (const auto *step = events::as<events::Step>(*event))
@@ -86,7 +87,7 @@ QList<RunSummary> projectRuns(const QString &projectFolder, const QString &proje
     QList<RunSummary> runs;
     const QDir folder(QDir(projectFolder).filePath(QStringLiteral("runs")));
     for (const QFileInfo &info : folder.entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot)) {
-        const QJsonObject project = readObject(QDir(info.absoluteFilePath()).filePath(QStringLiteral("project.sluice")));
+        const QJsonObject project = readObject(QDir(info.absoluteFilePath()).filePath(QString::fromLatin1(runfolder::kProject)));
         if (project.value(QLatin1String("name")).toString() != projectName)
             continue;
         if (auto run = summariseRun(info.absoluteFilePath()))

@@ -1,9 +1,10 @@
 #include "charts/run_folder.h"
 
 #include "events/run_events.h"
-#include "io/csv_text.h"
+#include "io/formats/csv_text.h"
 
 #include "charts/run_record.h"
+#include "events/run_folder.h"
 
 #include <QDir>
 #include <QFile>
@@ -45,7 +46,7 @@ Status readEvents(const QString &path, RunRecord &record, bool epochsFromCsv)
 
 Status readMetricsCsv(const QString &path, RunRecord &record)
 {
-    // CSV as RunOutput writes it (io/csv_text.h): names may be quoted, values are numbers.
+    // CSV as RunOutput writes it (io/formats/csv_text.h): names may be quoted, values are numbers.
     auto table = readCsvTable(path8(path));
     if (!table)
         return table.error();
@@ -77,8 +78,8 @@ Status readRunFolder(const QString &folder, RunRecord &record)
     if (!info.isDir())
         return Error::notFound(path8(folder), "no such folder");
     const QDir dir(folder);
-    const QString events = dir.filePath(QStringLiteral("events.jsonl"));
-    const QString metrics = dir.filePath(QStringLiteral("metrics.csv"));
+    const QString events = dir.filePath(QString::fromLatin1(runfolder::kEvents));
+    const QString metrics = dir.filePath(QString::fromLatin1(runfolder::kMetrics));
     const bool haveEvents = QFileInfo::exists(events), haveMetrics = QFileInfo::exists(metrics);
     if (!haveEvents && !haveMetrics)
         return Error::notFound(path8(folder), "not a run folder (no events.jsonl or metrics.csv)");

@@ -7,7 +7,7 @@
 //
 // Threading contract: a widget; every function is called from the GUI thread (the bridge's
 // signals are queued there). Events of a run older than the newest one seen are ignored (stale
-// results, style.md).
+// results, docs/architecture.md).
 
 #include "console/run_event_text.h"
 #include "events/run_events.h"

@@ -1,7 +1,7 @@
 #include "document/model_graph.h"
 
 #include "model/error_location.h"
-#include "train/model.h"
+#include "train/model/model.h"
 
 #include <QHash>
 

@@ -4,7 +4,7 @@
 
 #include "document/graph_layout.h"
 #include "document/snapshot_command.h"
-#include "pipeline/op_registry.h"
+#include "pipeline/engine/op_registry.h"
 
 #include <QDir>
 #include <QFile>
@@ -13,6 +13,7 @@
 #include <QJsonDocument>
 #include <QRegularExpression>
 
+#include <algorithm>
 #include <set>
 
 namespace sluice::widgets {
@@ -224,17 +225,9 @@ std::optional<QString> ProjectDocument::connectionProblem(const QString &from, c
                                       : tr("%1 (%2) takes at most %3 inputs").arg(to, QString::fromStdString(op->name)).arg(op->maxInputs);
     }
     // A cycle: `from` is reachable from `to`.
-    std::vector<std::string> stack{target->id};
-    std::set<std::string> seen;
-    while (!stack.empty()) {
-        const std::string id = stack.back();
-        stack.pop_back();
-        if (id == source->id)
-            return tr("connecting %1 to %2 would make a cycle").arg(from, to);
-        if (seen.insert(id).second)
-            for (const std::string &next : m_project.outputsOf(id))
-                stack.push_back(next);
-    }
+    const auto below = m_project.downstreamOf(target->id);
+    if (std::find(below.begin(), below.end(), source->id) != below.end())
+        return tr("connecting %1 to %2 would make a cycle").arg(from, to);
     return std::nullopt;
 }
 

@@ -1,8 +1,8 @@
 #include "document/project_validator.h"
 
-#include "pipeline/host_ops.h"
-#include "pipeline/pipeline.h"
-#include "train/model.h"
+#include "pipeline/ops/host_ops.h"
+#include "pipeline/engine/pipeline.h"
+#include "train/model/model.h"
 
 #include <QMetaObject>
 

@@ -2,8 +2,8 @@
 // per-name bounds core's builders enforce (so the editor refuses what the build would).
 #include "inspector/param_spec.h"
 
-#include "pipeline/op_registry.h"
-#include "train/layer_registry.h"
+#include "pipeline/engine/op_registry.h"
+#include "train/model/layer_registry.h"
 
 #include <QHash>
 #include <QJsonArray>

@@ -6,7 +6,7 @@
 #include "inspector/number_editor.h"
 #include "inspector/param_form.h"
 #include "inspector/param_spec.h"
-#include "pipeline/op_registry.h"
+#include "pipeline/engine/op_registry.h"
 
 #include <QCheckBox>
 #include <QDir>

@@ -2,10 +2,10 @@
 // and the parsers in core/train (training_config.cpp, model.cpp, optimizers.cpp, schedules.cpp).
 #include "model/model_specs.h"
 
-#include "train/layer_registry.h"
-#include "train/loss.h"
-#include "train/metrics.h"
-#include "train/optimizer.h"
+#include "train/model/layer_registry.h"
+#include "train/objectives/loss.h"
+#include "train/objectives/metrics.h"
+#include "train/objectives/optimizer.h"
 
 #include <QObject>
 

@@ -2,7 +2,7 @@
 // The parameter tables the model panel edits with: model inputs, layers (from core's layer
 // registry), outputs (losses and metrics from core's lists), and the training object's sections.
 // Optimizers and learning-rate schedules have no documented parameter table in core (only their
-// parsers in core/train/optimizers.cpp and schedules.cpp), so theirs are written here, following
+// parsers in core/train/objectives/optimizers.cpp and schedules.cpp), so theirs are written here, following
 // those parsers and docs/training.md; a test checks that every optimizer core knows has one.
 //
 // Threading: pure; any thread.

@@ -5,7 +5,7 @@
 //
 // Threading: GUI thread only.
 
-#include "pipeline/preview.h"
+#include "pipeline/engine/preview.h"
 
 #include <QWidget>
 

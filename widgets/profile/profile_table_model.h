@@ -6,7 +6,7 @@
 // Threading: a Qt item model; GUI thread only.
 
 #include "io/error.h"
-#include "pipeline/pipeline_stats.h"
+#include "pipeline/profile/pipeline_stats.h"
 
 #include <QAbstractTableModel>
 

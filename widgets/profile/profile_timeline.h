@@ -7,7 +7,7 @@
 //
 // Threading: a widget; GUI thread only.
 
-#include "pipeline/pipeline_stats.h"
+#include "pipeline/profile/pipeline_stats.h"
 
 #include <QList>
 #include <QStringList>

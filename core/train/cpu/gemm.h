@@ -3,7 +3,7 @@
 // OpenBLAS's sgemm doing the arithmetic. Large products are split into blocks of C's rows or
 // columns (the longer dimension) that run as oneTBB tasks in the calling arena, each block a
 // single-threaded sgemm over the whole K dimension: one thread pool for the whole program
-// (blueprint decision 2), and the same result whatever the number of threads, because the
+// (docs/architecture.md, decision 2), and the same result whatever the number of threads, because the
 // blocks depend on the shapes and the machine's CPU count only (gemm.cpp says why and how).
 //
 // Threading: any thread; call from inside the training arena to use its workers.

@@ -1,6 +1,6 @@
 // Asks the CUDA runtime (linked statically, so no libcudart is needed at run time) which
 // devices exist. Every call is checked: no driver or no device is an answer, not an error.
-#include "train/device_query.h"
+#include "train/gpu/device_query.h"
 
 #include <cuda_runtime_api.h>
 

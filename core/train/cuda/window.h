@@ -1,8 +1,8 @@
 #pragma once
 // The window of a convolution or pooling layer as the kernels take it: channels-last samples
 // seen as [H, W, C] (1-D layers: H = 1 and a window 1 high), with TensorFlow's output sizes and
-// padding already worked out by the layer (train/layers/conv_geometry.h). A copy of
-// LayerKernelSpec::Window (train/layer.h), which .cu files cannot include (C++20 there, C++17
+// padding already worked out by the layer (train/layers/conv/conv_geometry.h). A copy of
+// LayerKernelSpec::Window (train/model/layer.h), which .cu files cannot include (C++20 there, C++17
 // here). Plain C++ header.
 
 #include <cstdint>

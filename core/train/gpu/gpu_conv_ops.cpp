@@ -1,14 +1,14 @@
 // Conv1D / Conv2D and the pooling layers on a GPU (gpu_layer_ops.h): the CPU layers' structure
-// (train/layers/conv.cpp, pooling.cpp, global_pooling.cpp) with the kernels of
-// train/cuda/conv_kernels.h and pooling_kernels.h. A convolution is im2col, then one cuBLAS
+// (train/layers/conv/conv.cpp, pooling.cpp, global_pooling.cpp) with the kernels of
+// train/cuda/kernels/conv_kernels.h and pooling_kernels.h. A convolution is im2col, then one cuBLAS
 // product against the kernel read as a (kh kw C, filters) matrix, then Dense's bias and
 // activation kernel; the im2col matrix is built for blocks of rows so that its memory stays
 // bounded, and a 1x1 convolution with stride 1 multiplies the input itself.
 #include "train/gpu/gpu_layer_ops.h"
 
-#include "train/cuda/activation_kernels.h"
-#include "train/cuda/conv_kernels.h"
-#include "train/cuda/pooling_kernels.h"
+#include "train/cuda/kernels/activation_kernels.h"
+#include "train/cuda/kernels/conv_kernels.h"
+#include "train/cuda/kernels/pooling_kernels.h"
 
 #include <algorithm>
 

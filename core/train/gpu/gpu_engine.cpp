@@ -17,9 +17,9 @@
 // clipping and the optimizer see [0, Model::trainableParameterCount()) only.
 #include "train/gpu/gpu_engine.h"
 
-#include "train/cuda/optimizer_kernels.h"
-#include "train/cuda/reduce_kernels.h"
-#include "train/device_query.h"
+#include "train/cuda/kernels/optimizer_kernels.h"
+#include "train/cuda/kernels/reduce_kernels.h"
+#include "train/gpu/device_query.h"
 #include "train/gpu/gpu_optimizer.h"
 #include "train/gpu/gpu_replica.h"
 #include "train/gpu/nccl_comm.h"
@@ -197,7 +197,7 @@ Status CudaEngine::init(Optimizer &optimizer)
                 try {
                     d->blas = std::make_unique<cuda::Blas>();
                 } catch (const cuda::CudaError &e) {
-                    // cuBLAS missing: the run goes on, on the CPU (blueprint decision 4).
+                    // cuBLAS missing: the run goes on, on the CPU (docs/architecture.md, decision 4).
                     setupError = Error::notFound("cuda", e.what());
                     cuda::destroyStream(d->gpu.compute);
                     cuda::destroyStream(d->gpu.copy);

@@ -1,5 +1,5 @@
 #pragma once
-// The CUDA backend of the trainer (blueprint decisions 4 and 7): replicas on GPUs, each with its
+// The CUDA backend of the trainer (decisions 4 and 7 of docs/architecture.md): replicas on GPUs, each with its
 // activations and gradients in device memory; the global batch's slices are staged through
 // pinned host buffers and copied on a copy stream; gradients are summed in the device (logical
 // replicas on one GPU), with NCCL (several GPUs, several processes: bucketed and overlapped with
@@ -15,11 +15,11 @@
 // oneTBB tasks in the training arena.
 
 #include "io/error.h"
-#include "train/batch_slicer.h"
-#include "train/gradient_reducer.h"
-#include "train/model.h"
-#include "train/optimizer.h"
-#include "train/replica.h"
+#include "train/loop/batch_slicer.h"
+#include "train/distribute/gradient_reducer.h"
+#include "train/model/model.h"
+#include "train/objectives/optimizer.h"
+#include "train/loop/replica.h"
 
 #include <cstdint>
 #include <memory>

@@ -2,11 +2,11 @@
 // sees its input as rows x lastDimension with rows = samples * (elements / lastDimension).
 #include "train/gpu/gpu_layer_ops.h"
 
-#include "train/cuda/activation_kernels.h"
-#include "train/cuda/batch_norm_kernels.h"
-#include "train/cuda/dropout_kernels.h"
-#include "train/cuda/embedding_kernels.h"
-#include "train/cuda/layer_norm_kernels.h"
+#include "train/cuda/kernels/activation_kernels.h"
+#include "train/cuda/kernels/batch_norm_kernels.h"
+#include "train/cuda/kernels/dropout_kernels.h"
+#include "train/cuda/kernels/embedding_kernels.h"
+#include "train/cuda/kernels/layer_norm_kernels.h"
 
 #include <stdexcept>
 

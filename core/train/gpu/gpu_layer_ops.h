@@ -1,5 +1,5 @@
 #pragma once
-// The forward and backward pass of one layer on a GPU, from its LayerKernelSpec (train/layer.h),
+// The forward and backward pass of one layer on a GPU, from its LayerKernelSpec (train/model/layer.h),
 // with the CPU layer's semantics: Dense (and TimeDistributed Dense) through cuBLAS, fp32, TF32
 // or bf16 products, with the bias and activation fused in one kernel; Conv1D / Conv2D as im2col
 // and cuBLAS products (fp32 or TF32: bf16 converts Dense products only); Activation, Dropout,
@@ -11,7 +11,7 @@
 #include "train/cuda/blas.h"
 #include "train/cuda/device_buffer.h"
 #include "train/cuda/window.h"
-#include "train/layer.h"
+#include "train/model/layer.h"
 
 #include <cstdint>
 #include <span>

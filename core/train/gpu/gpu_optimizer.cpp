@@ -1,7 +1,7 @@
 // Optimizer updates on a GPU (gpu_optimizer.h).
 #include "train/gpu/gpu_optimizer.h"
 
-#include "train/cuda/optimizer_kernels.h"
+#include "train/cuda/kernels/optimizer_kernels.h"
 
 #include <stdexcept>
 

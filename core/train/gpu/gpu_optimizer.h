@@ -1,10 +1,10 @@
 #pragma once
 // The optimizer's update on one GPU: the CPU Optimizer's hyperparameters (Optimizer::
 // hyperparameters) and slots (in Optimizer::slots() order) over the device's copy of the
-// weights, with the update kernels of train/cuda/optimizer_kernels.h. Plain C++; CUDA builds only.
+// weights, with the update kernels of train/cuda/kernels/optimizer_kernels.h. Plain C++; CUDA builds only.
 
 #include "train/cuda/device_buffer.h"
-#include "train/optimizer.h"
+#include "train/objectives/optimizer.h"
 
 #include <cstdint>
 #include <vector>

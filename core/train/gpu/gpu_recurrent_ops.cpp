@@ -1,13 +1,13 @@
 // GRU, LSTM and RepeatVector on a GPU (gpu_layer_ops.h): the CPU layers' structure
-// (train/layers/gru.cpp, lstm.cpp, recurrent.cpp) with cuBLAS products and the step kernels of
-// train/cuda/recurrent_kernels.h. States are kept time-major ([T + 1, B, U], h_{-1} = 0 first) so
+// (train/layers/recurrent/gru.cpp, lstm.cpp, recurrent.cpp) with cuBLAS products and the step kernels of
+// train/cuda/kernels/recurrent_kernels.h. States are kept time-major ([T + 1, B, U], h_{-1} = 0 first) so
 // that one step's rows are contiguous for the recurrent product. Products are fp32 or TF32 (the
 // bf16 mode converts Dense products only).
 #include "train/gpu/gpu_layer_ops.h"
 
-#include "train/cuda/activation_kernels.h"
-#include "train/cuda/recurrent_kernels.h"
-#include "train/cuda/reduce_kernels.h"
+#include "train/cuda/kernels/activation_kernels.h"
+#include "train/cuda/kernels/recurrent_kernels.h"
+#include "train/cuda/kernels/reduce_kernels.h"
 
 namespace sluice::train::gpu {
 

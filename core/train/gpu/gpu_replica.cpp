@@ -1,11 +1,11 @@
-// A model replica on a GPU (gpu_replica.h): the CPU Replica's pass structure (train/replica.cpp)
+// A model replica on a GPU (gpu_replica.h): the CPU Replica's pass structure (train/loop/replica.cpp)
 // over device buffers.
 #include "train/gpu/gpu_replica.h"
 
 #include "train/layers/basic_layers.h"
 
-#include "train/cuda/loss_kernels.h"
-#include "train/cuda/reduce_kernels.h"
+#include "train/cuda/kernels/loss_kernels.h"
+#include "train/cuda/kernels/reduce_kernels.h"
 
 #include <oneapi/tbb/parallel_for.h>
 

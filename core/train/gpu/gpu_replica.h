@@ -11,9 +11,9 @@
 
 #include "train/cuda/device_buffer.h"
 #include "train/gpu/gpu_layer_ops.h"
-#include "train/batch_slicer.h"
-#include "train/model.h"
-#include "train/replica.h"
+#include "train/loop/batch_slicer.h"
+#include "train/model/model.h"
+#include "train/loop/replica.h"
 
 #include <cstdint>
 #include <span>

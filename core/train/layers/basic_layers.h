@@ -1,13 +1,13 @@
 #pragma once
 // The non-recurrent Keras layers of the CPU backend, made from already-checked options (the
-// registry, train/layer_registry.h, turns JSON configs into these). Each acts like its Keras
+// registry, train/model/layer_registry.h, turns JSON configs into these). Each acts like its Keras
 // namesake on [B, ...] batches; the weights use Keras's layout and order.
 //
 // Threading: the layers are immutable after build(); forward/backward may run concurrently on
 // different replicas (each with its own LayerState) and split large batches over oneTBB tasks.
 
-#include "train/activations.h"
-#include "train/layer.h"
+#include "train/model/activations.h"
+#include "train/model/layer.h"
 
 #include <cstdint>
 #include <memory>

@@ -3,7 +3,7 @@
 // activation applied in one pass over the product's rows, and their gradients. Rows are U
 // values wide; the work is split over oneTBB tasks and no result depends on the split.
 
-#include "train/activations.h"
+#include "train/model/activations.h"
 
 #include <cstdint>
 

@@ -1,5 +1,5 @@
 // Dropout: masks recomputed from a counter-based hash in backward, so nothing is saved.
-#include "train/initializers.h"
+#include "train/model/initializers.h"
 #include "train/layers/basic_layers.h"
 #include "train/layers/layer_util.h"
 

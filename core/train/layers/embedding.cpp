@@ -1,10 +1,10 @@
 // Embedding: each id of the input picks a row of the table. The gradient of the table is the
 // sum of the output gradient's rows per id, so it is row-sparse (ParamSpec::rowSparse): backward
 // adds into the rows the batch used and lists them, and the trainer zeroes, all-reduces, clips
-// and (with sparse_updates) updates those rows only (train/step_update.h).
+// and (with sparse_updates) updates those rows only (train/loop/step_update.h).
 #include "train/layers/basic_layers.h"
 #include "train/layers/layer_util.h"
-#include "train/prefetch.h"
+#include "train/model/prefetch.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,8 +1,8 @@
 // GlobalAveragePooling1D/2D and GlobalMaxPooling1D/2D: the mean or the maximum of each channel
 // over all positions of a sample. Max pooling keeps nothing between the passes: backward finds
 // each maximum (the first in position order) again.
-#include "train/layers/conv_layers.h"
-#include "train/layers/conv_geometry.h"
+#include "train/layers/conv/conv_layers.h"
+#include "train/layers/conv/conv_geometry.h"
 #include "train/layers/layer_util.h"
 
 #include <algorithm>

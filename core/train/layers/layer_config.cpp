@@ -1,6 +1,6 @@
 #include "train/layers/layer_config.h"
 
-#include "train/initializers.h"
+#include "train/model/initializers.h"
 #include "train/layers/keras_config.h"
 
 #include <algorithm>

@@ -1,14 +1,14 @@
 #pragma once
-// Reading a layer's JSON parameters for the registry (train/layer_registry.cpp): SpecReader's
+// Reading a layer's JSON parameters for the registry (train/model/layer_registry.cpp): SpecReader's
 // typed getters, with errors that name the layer (Error::what), its class and the parameter.
 // Getters report a bad value by throwing LayerConfigFailure, which createLayer turns into the
 // Error it returns (errors stay values outside this file pair).
 
 #include "io/error.h"
-#include "train/activations.h"
-#include "train/float_tensor.h"
-#include "train/layer_registry.h"
-#include "train/spec_reader.h"
+#include "train/model/activations.h"
+#include "train/model/float_tensor.h"
+#include "train/model/layer_registry.h"
+#include "train/model/spec_reader.h"
 
 #include <nlohmann/json.hpp>
 
@@ -43,7 +43,7 @@ public:
     // Given as JSON null, which the getters take as absent; Keras writes a linear activation so.
     bool isNull(const std::string &key) const { return m_params.contains(key) && m_params[key].is_null(); }
 
-    // The getters of SpecReader (train/spec_reader.h), throwing on a bad value.
+    // The getters of SpecReader (train/model/spec_reader.h), throwing on a bad value.
     std::int64_t integer(const std::string &key, std::optional<std::int64_t> fallback, std::int64_t minimum, std::int64_t maximum = INT64_MAX)
     {
         return checked(m_reader.integer(key, fallback, minimum, maximum));

@@ -2,7 +2,7 @@
 // Helpers shared by the layer implementations (not part of the layer API).
 
 #include "io/error.h"
-#include "train/layer.h"
+#include "train/model/layer.h"
 
 #include <cstdint>
 #include <functional>

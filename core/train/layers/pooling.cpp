@@ -2,8 +2,8 @@
 // TensorFlow's semantics at the padding: max pooling ignores padded positions, average pooling
 // divides by the number of positions inside the input. Max pooling keeps nothing between the
 // passes: backward finds each window's maximum again.
-#include "train/layers/conv_geometry.h"
-#include "train/layers/conv_layers.h"
+#include "train/layers/conv/conv_geometry.h"
+#include "train/layers/conv/conv_layers.h"
 #include "train/layers/layer_util.h"
 
 #include <algorithm>
