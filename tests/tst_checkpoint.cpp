@@ -4,6 +4,7 @@
 // The training state a checkpoint holds reads back as written, and a damaged one is an error
 // naming the file and the key, never an exception.
 #include "train/loop/checkpoint.h"
+#include "train/loop/checkpoint_state.h"
 #include "support/test_support.h"
 
 #include <QTemporaryDir>

@@ -28,37 +28,22 @@ concept EventOf = std::same_as<std::remove_const_t<E>, T>;
 template <EventOf<RunStart> E, typename F>
 void trainingFields(E &e, F &&f)
 {
-    f("model", e.model);
-    f("parameters", e.parameters);
-    f("replicas", e.replicas);
-    f("processes", e.processes);
-    f("reducer", e.reducer);
-    f("device", e.device);
-    f("sharding", e.sharding);
-    f("optimizer", e.optimizer);
-    f("epochs", e.epochs);
-    f("start_step", e.startStep);
-    f("start_epoch", e.startEpoch);
+    f("model", e.model), f("parameters", e.parameters), f("replicas", e.replicas), f("processes", e.processes);
+    f("reducer", e.reducer), f("device", e.device), f("sharding", e.sharding), f("optimizer", e.optimizer);
+    f("epochs", e.epochs), f("start_step", e.startStep), f("start_epoch", e.startEpoch);
 }
 
 template <EventOf<RunStart> E, typename F>
 void pipelineFields(E &e, F &&f)
 {
-    f("output", e.output);
-    f("cardinality", e.cardinality);
+    f("output", e.output), f("cardinality", e.cardinality);
 }
 
 template <EventOf<Step> E, typename F>
 void fields(E &e, F &&f)
 {
-    f("step", e.step);
-    f("epoch", e.epoch);
-    f("batch", e.batch);
-    f("loss", e.loss);
-    f("batch_loss", e.batchLoss);
-    f("learning_rate", e.learningRate);
-    f("samples_per_s", e.samplesPerSecond);
-    f("time_s", e.timeSeconds);
+    f("step", e.step), f("epoch", e.epoch), f("batch", e.batch), f("loss", e.loss), f("batch_loss", e.batchLoss);
+    f("learning_rate", e.learningRate), f("samples_per_s", e.samplesPerSecond), f("time_s", e.timeSeconds);
     f("cardinality", e.cardinality);
 }
 
@@ -66,26 +51,20 @@ void fields(E &e, F &&f)
 template <EventOf<EpochEnd> E, typename F>
 void fields(E &e, F &&f)
 {
-    f("epoch", e.epoch);
-    f("step", e.step);
-    f("seconds", e.seconds);
-    f("samples_per_s", e.samplesPerSecond);
+    f("epoch", e.epoch), f("step", e.step), f("seconds", e.seconds), f("samples_per_s", e.samplesPerSecond);
     f("learning_rate", e.learningRate);
 }
 
 template <EventOf<Checkpoint> E, typename F>
 void fields(E &e, F &&f)
 {
-    f("step", e.step);
-    f("epoch", e.epoch);
-    f("path", e.path);
+    f("step", e.step), f("epoch", e.epoch), f("path", e.path);
 }
 
 template <EventOf<Resumed> E, typename F>
 void fields(E &e, F &&f)
 {
-    f("path", e.path);
-    f("step", e.step);
+    f("path", e.path), f("step", e.step);
 }
 
 template <EventOf<Notice> E, typename F>
@@ -97,20 +76,14 @@ void fields(E &e, F &&f)
 template <EventOf<CpuSample> E, typename F>
 void fields(E &e, F &&f)
 {
-    f("time", e.time);
-    f("process_percent", e.processPercent);
-    f("cores", e.cores);
+    f("time", e.time), f("process_percent", e.processPercent), f("cores", e.cores);
 }
 
 template <EventOf<telemetry::GpuReading> E, typename F>
 void fields(E &e, F &&f)
 {
-    f("index", e.index);
-    f("name", e.name);
-    f("utilization_percent", e.utilizationPercent);
-    f("memory_used_bytes", e.memoryUsedBytes);
-    f("memory_total_bytes", e.memoryTotalBytes);
-    f("power_watts", e.powerWatts);
+    f("index", e.index), f("name", e.name), f("utilization_percent", e.utilizationPercent);
+    f("memory_used_bytes", e.memoryUsedBytes), f("memory_total_bytes", e.memoryTotalBytes), f("power_watts", e.powerWatts);
     f("temperature_c", e.temperatureC);
 }
 
@@ -118,11 +91,7 @@ void fields(E &e, F &&f)
 template <EventOf<RunEnd> E, typename F>
 void fields(E &e, F &&f)
 {
-    f("step", e.step);
-    f("epoch", e.epoch);
-    f("epochs", e.epochs);
-    f("passes", e.passes);
-    f("elements", e.elements);
+    f("step", e.step), f("epoch", e.epoch), f("epochs", e.epochs), f("passes", e.passes), f("elements", e.elements);
     f("seconds", e.seconds);
 }
 
