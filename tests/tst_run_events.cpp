@@ -159,6 +159,36 @@ private Q_SLOTS:
         QCOMPARE(std::get<Stats>(*stats).consumer, nlohmann::json("as fast as possible"));
     }
 
+    // The keys as users' scripts read them, spelt out here apart from the codec (its field
+    // lists serve both directions, so a round trip alone would not notice a key renamed).
+    void theKeysAreThoseTheFormatNames()
+    {
+        const auto all = oneOfEach();
+        auto keys = [](const Event &event) {
+            std::vector<std::string> names;
+            const nlohmann::json json = toJson(event);
+            for (const auto &item : json.items())
+                names.push_back(item.key());
+            return names;
+        };
+        using Keys = std::vector<std::string>;
+        QCOMPARE(keys(all[0]), (Keys{"device", "epochs", "event", "kind", "model", "optimizer", "parameters", "processes", "reducer", "replicas",
+                                     "sharding", "start_epoch", "start_step"}));
+        QCOMPARE(keys(all[1]), (Keys{"cardinality", "event", "kind", "output"}));
+        QCOMPARE(keys(all[2]), (Keys{"batch", "batch_loss", "cardinality", "epoch", "event", "learning_rate", "loss", "samples_per_s", "step",
+                                     "time_s"}));
+        QCOMPARE(keys(all[3]), (Keys{"epoch", "event", "learning_rate", "loss", "mae", "samples_per_s", "seconds", "step", "val_loss"}));
+        QCOMPARE(keys(all[5]), (Keys{"epoch", "event", "path", "step"}));
+        QCOMPARE(keys(all[6]), (Keys{"event", "path", "step"}));
+        QCOMPARE(keys(all[7]), (Keys{"event", "message"}));
+        QCOMPARE(keys(all[10]), (Keys{"cores", "event", "process_percent", "time"}));
+        QCOMPARE(keys(all[11]), (Keys{"epochs", "event", "status", "step"})); // absent figures are left out
+        const nlohmann::json gpu = toJson(all[9]);
+        QCOMPARE(gpu["devices"][0].dump(), std::string(R"({"index":0,"memory_total_bytes":85899345920,"memory_used_bytes":8589934592,)"
+                                                        R"("name":"NVIDIA H100","power_watts":null,"temperature_c":61,"utilization_percent":87})"));
+        QCOMPARE(toJson(all[12])["status"], "cancelled");
+    }
+
     void aFailedRunKeepsItsErrorsFields()
     {
         Error e = Error::invalid("model: layers[3] (hidden)", "Dense parameter 'units': must be at least 1");
