@@ -3,6 +3,7 @@
 #include "io/formats/csv_reader.h"
 #include "support/test_support.h"
 #include "telemetry/process_memory.h"
+#include "support/reference.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -174,7 +175,7 @@ private Q_SLOTS:
     void matchesNumpysWriterAndParser()
     {
         if (!test::numpyPython())
-            QSKIP("numpy is not installed: the cross-check with numpy is skipped");
+            SLUICE_REFERENCE_MISSING("numpy is not installed: the cross-check with numpy is skipped");
         QTemporaryDir dir;
         const QString path = dir.filePath("np.csv");
         // numpy writes the file (repr-exact floats) and says what it parses back.

@@ -3,6 +3,7 @@
 #include "io/formats/npy_file.h"
 #include "io/writers/npy_writer.h"
 #include "support/test_support.h"
+#include "support/reference.h"
 
 #include <QDir>
 #include <QTemporaryDir>
@@ -88,7 +89,7 @@ private Q_SLOTS:
     void numpyReadsWhatWeWrite()
     {
         if (!test::numpyPython())
-            QSKIP("numpy is not installed: the cross-check with numpy is skipped");
+            SLUICE_REFERENCE_MISSING("numpy is not installed: the cross-check with numpy is skipped");
         QTemporaryDir dir;
         const std::string path = dir.filePath("big_endian.npy").toStdString();
         auto w = NpyWriter::create(path, {DType::Int32, ByteOrder::Big}, {2});

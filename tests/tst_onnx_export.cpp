@@ -6,6 +6,7 @@
 #include "pipeline/engine/element.h"
 #include "train/model/model.h"
 #include "train/interchange/onnx_export.h"
+#include "support/reference.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -91,7 +92,7 @@ private Q_SLOTS:
     void initTestCase()
     {
         if (!onnxExportAvailable())
-            QSKIP("built without ONNX's libraries (SLUICE_WITH_ONNX)");
+            SLUICE_REFERENCE_MISSING("built without ONNX's libraries (SLUICE_WITH_ONNX)");
     }
 
     void graphHasTheModelsInputsOutputsAndOpset()

@@ -3,6 +3,8 @@
 // desktop entry) and the relocatable .tar.gz (nothing but glibc taken from the machine, and
 // `inspect` and a profiled `run` working from an unpacked copy with an environment stripped
 // of the build's library paths).
+#include "support/reference.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -90,7 +92,7 @@ private Q_SLOTS:
             if (QStandardPaths::findExecutable(tool).isEmpty())
                 missing << tool;
         if (!missing.isEmpty())
-            QSKIP(qPrintable("cannot build the packages without " + missing.join(", ") + " (scripts/setup-debian.sh installs them)"));
+            SLUICE_REFERENCE_MISSING(qPrintable("cannot build the packages without " + missing.join(", ") + " (scripts/setup-debian.sh installs them)"));
         QVERIFY(m_work.isValid());
         QVERIFY(QDir().mkpath(m_work.filePath("home")));
 
@@ -162,7 +164,7 @@ private Q_SLOTS:
     {
         const QString validate = QStandardPaths::findExecutable("desktop-file-validate");
         if (validate.isEmpty())
-            QSKIP("desktop-file-validate is not installed (Debian desktop-file-utils; scripts/setup-debian.sh installs it)");
+            SLUICE_REFERENCE_MISSING("desktop-file-validate is not installed (Debian desktop-file-utils; scripts/setup-debian.sh installs it)");
         const Result r = run(validate, {m_debRoot + "/usr/share/applications/sluice.desktop"});
         QVERIFY2(r.exitCode == 0 && r.out.isEmpty() && r.err.isEmpty(), qPrintable(r.out + r.err));
         // .sluice files open in Sluice: the entry handles the type the MIME package defines.
@@ -209,7 +211,7 @@ private Q_SLOTS:
     {
         const QString objdump = QStandardPaths::findExecutable("objdump");
         if (objdump.isEmpty())
-            QSKIP("objdump is not installed (Debian binutils)");
+            SLUICE_REFERENCE_MISSING("objdump is not installed (Debian binutils)");
         QStringList files{tgzSluice()};
         for (const QFileInfo &f : QDir(m_tgzRoot + "/lib").entryInfoList(QDir::Files))
             files << f.filePath();
@@ -229,7 +231,7 @@ private Q_SLOTS:
     void pythonPackageShipsInBoth()
     {
 #ifndef SLUICE_PYTHON
-        QSKIP("this build has no Python package (SLUICE_WITH_PYTHON)");
+        SLUICE_REFERENCE_MISSING("this build has no Python package (SLUICE_WITH_PYTHON)");
 #else
         for (const QString &dir : {m_debRoot + "/usr/lib/python3/dist-packages/sluice", m_tgzRoot + "/lib/python3/dist-packages/sluice"}) {
             for (const char *file : {"__init__.py", "torch.py", "tf.py"})

@@ -7,6 +7,7 @@
 #include "pipeline/sources/parquet_file.h"
 #include "support/pipeline_test_support.h"
 #include "support/test_support.h"
+#include "support/reference.h"
 
 #include <QFile>
 #include <QTemporaryDir>
@@ -234,7 +235,7 @@ private Q_SLOTS:
             return;
         if (qEnvironmentVariable("CI") == QLatin1String("true"))
             QFAIL("this build has no Parquet support, and CI builds must have it (scripts/fetch-arrow.sh)");
-        QSKIP("this build has no Parquet support");
+        SLUICE_REFERENCE_MISSING("this build has no Parquet support");
     }
 
     // The same table written plain, with ZSTD + dictionaries + data pages v2, with GZIP and no

@@ -6,8 +6,10 @@
 #include "io/formats/tf_example.h"
 #include "io/formats/tfrecord_reader.h"
 #include "support/test_support.h"
+#include "support/reference.h"
 
 #include <QDir>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -279,10 +281,14 @@ private Q_SLOTS:
     {
         // The reader of the future, played by TensorFlow: feature specs from the manifest alone.
         if (!test::numpyPython())
-            QSKIP("no Python with numpy: the cross-check with TensorFlow is skipped");
+            SLUICE_REFERENCE_MISSING("no Python with numpy: the cross-check with TensorFlow is skipped");
+        // TensorFlow from the fetched references (scripts/fetch-python-test-deps.sh), beside Debian's numpy.
+        const QByteArray pythonPath = qgetenv("PYTHONPATH");
+        qputenv("PYTHONPATH", SLUICE_SOURCE_DIR "/.deps/tensorflow" + (pythonPath.isEmpty() ? QByteArray() : ":" + pythonPath));
+        const auto restore = qScopeGuard([&] { pythonPath.isEmpty() ? qunsetenv("PYTHONPATH") : qputenv("PYTHONPATH", pythonPath); });
         const auto hasTf = test::runPython("import importlib.util; print(importlib.util.find_spec('tensorflow') is not None)");
         if (!hasTf || hasTf->trimmed() != "True")
-            QSKIP("TensorFlow is not installed: the cross-check with TensorFlow is skipped");
+            SLUICE_REFERENCE_MISSING("TensorFlow is not installed: the cross-check with TensorFlow is skipped");
         QTemporaryDir dir;
         auto o = options(dir.path(), DatasetFormat::TfRecord, 2);
         o.compression = TfRecordWriter::Compression::Gzip;
@@ -321,7 +327,7 @@ print(";".join(rows))
     void numpyReadsTheNpyShards()
     {
         if (!test::numpyPython())
-            QSKIP("numpy is not installed: the cross-check with numpy is skipped");
+            SLUICE_REFERENCE_MISSING("numpy is not installed: the cross-check with numpy is skipped");
         QTemporaryDir dir;
         auto w = ShardedDatasetWriter::create(options(dir.path(), DatasetFormat::Npy, 2), npyFeatures());
         QVERIFY(w.ok());

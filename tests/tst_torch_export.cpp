@@ -6,6 +6,7 @@
 #include "pipeline/engine/element.h"
 #include "train/model/model.h"
 #include "train/interchange/torch_export.h"
+#include "support/reference.h"
 
 #include <nlohmann/json.hpp>
 
@@ -154,7 +155,7 @@ private Q_SLOTS:
     {
         const QString python = QStandardPaths::findExecutable("python3");
         if (python.isEmpty())
-            QSKIP("no python3 on PATH: the syntax check needs one");
+            SLUICE_REFERENCE_MISSING("no python3 on PATH: the syntax check needs one");
         QTemporaryDir dir;
         const std::string py = sourceOrFail(kDense, spec({{"x", {6}}}));
         QFile f(dir.filePath("model.py"));
